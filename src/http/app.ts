@@ -1,0 +1,126 @@
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type RawServerDefault,
+} from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type pg from 'pg';
+import { Code } from '../lib/errors.js';
+import { ulid } from '../lib/ids.js';
+import { registerAuth, type CredentialVerifiers } from './auth.js';
+import { errorHandler } from './errors.js';
+import { registerMetrics } from './metrics.js';
+import { ErrorBody, securityFor } from './openapi.js';
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface AppOptions {
+  logger: FastifyBaseLogger;
+  bodyLimitBytes: number;
+  publicUrl: string;
+  verifiers: CredentialVerifiers;
+  pool: pg.Pool;
+  /** Registers the feature routes; runs after the shared hooks are in place. */
+  routes: (app: App) => Promise<void> | void;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * The HTTP application: conventions shared by every route (request ids, errors, auth,
+ * metrics, OpenAPI) are installed here once, then the features register their routes.
+ */
+export async function buildApp(opts: AppOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: opts.logger,
+    bodyLimit: opts.bodyLimitBytes,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID_RE.test(incoming)
+        ? incoming
+        : `req_${ulid()}`;
+    },
+    trustProxy: false,
+    return503OnClosing: true,
+    ajv: {
+      customOptions: {
+        // Unknown body fields are refused (additionalProperties: false in each body
+        // schema); query strings keep their default and ignore unknown parameters.
+        removeAdditional: false,
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.header('x-request-id', req.id);
+  });
+
+  // Defaults every route inherits: the error responses in the description and the
+  // security requirement matching its declared credentials.
+  app.addHook('onRoute', (route) => {
+    const auth = route.config?.auth ?? 'either';
+    const schema = (route.schema ??= {});
+    const s = schema as Record<string, unknown>;
+    const response = (s.response ??= {}) as Record<string, unknown>;
+    response['4XX'] ??= ErrorBody;
+    response['5XX'] ??= ErrorBody;
+    if (s.security === undefined) {
+      const security = securityFor(auth);
+      if (security) s.security = security;
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Object Network Service',
+        version: '1.0.0',
+        description:
+          'Wallets, smart objects and signed actions. Errors are `{code, message, details?}`.',
+      },
+      servers: [{ url: opts.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          'x-api-key': { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        },
+      },
+    },
+  });
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .status(404)
+      .send({ code: Code.NOT_FOUND, message: `no route ${req.method} ${req.url.split('?')[0]}` }),
+  );
+
+  registerAuth(app, opts.verifiers);
+  registerMetrics(app, opts.pool);
+
+  app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
+    app.swagger(),
+  );
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, auth: 'none' };
+    });
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+  });
+
+  await opts.routes(app);
+  return app;
+}

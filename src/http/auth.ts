@@ -1,0 +1,105 @@
+import type { FastifyRequest } from 'fastify';
+import type { App } from './app.js';
+import { forbidden, unauthenticated } from '../lib/errors.js';
+import type { AuthContext, Permission } from '../lib/permissions.js';
+
+/**
+ * How a route authenticates (declared next to the route, in `config.auth`):
+ * - `none`: public; credentials are ignored.
+ * - `optional`: a credential is used when sent, else the call is anonymous.
+ * - `either`: bearer token or API key (the default for any route that says nothing).
+ * - `bearer`: a signed-in person's token only; an API key → 401 code 16 (design.md §3).
+ * - `person`: either credential authenticates, but an API key is refused with 403 code 7.
+ */
+export type AuthMode = 'none' | 'optional' | 'either' | 'bearer' | 'person';
+
+/**
+ * The permission a route needs, declared next to it (`config.permission`). `authenticated`
+ * says on purpose that any authenticated caller may call it (the service checks the rest,
+ * e.g. "own sessions only").
+ */
+export type RoutePermission = Permission | 'authenticated';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    permission?: RoutePermission;
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+export type VerifyResult = { ok: true; auth: AuthContext } | { ok: false; reason: string };
+
+/** Filled in by the features that own each credential (sign-in, API keys). */
+export interface CredentialVerifiers {
+  bearer(token: string): Promise<VerifyResult>;
+  apiKey(key: string): Promise<VerifyResult>;
+}
+
+const BEARER_RE = /^Bearer ([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]*)$/;
+const MAX_CREDENTIAL_LENGTH = 4096;
+
+type Credential =
+  { kind: 'bearer' | 'api_key'; value: string } | { kind: 'none' } | { kind: 'malformed' };
+
+function readCredential(req: FastifyRequest): Credential {
+  const authz = req.headers.authorization;
+  const key = req.headers['x-api-key'];
+  if (authz !== undefined) {
+    if (typeof authz !== 'string' || authz.length > MAX_CREDENTIAL_LENGTH)
+      return { kind: 'malformed' };
+    const m = BEARER_RE.exec(authz.trim());
+    return m ? { kind: 'bearer', value: m[1]! } : { kind: 'malformed' };
+  }
+  if (key !== undefined) {
+    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_CREDENTIAL_LENGTH) {
+      return { kind: 'malformed' };
+    }
+    return { kind: 'api_key', value: key.trim() };
+  }
+  return { kind: 'none' };
+}
+
+/** The request's caller; throws 401 code 16 when the route let an anonymous call through. */
+export function authOf(req: FastifyRequest): AuthContext {
+  if (!req.auth) throw unauthenticated('no auth provided');
+  return req.auth;
+}
+
+/**
+ * Resolves the caller before the body is parsed, so an unauthenticated request is
+ * refused without reading it, then checks the route's declared permission.
+ */
+export function registerAuth(app: App, verifiers: CredentialVerifiers) {
+  app.decorateRequest('auth', null);
+  app.addHook('onRequest', async (req) => {
+    const config = req.routeOptions.config;
+    if (req.routeOptions.url === undefined) return; // unknown route: the 404 handler answers
+    const mode: AuthMode = config.auth ?? 'either';
+    if (mode === 'none') return;
+    const cred = readCredential(req);
+    if (cred.kind === 'none') {
+      if (mode === 'optional') return;
+      throw unauthenticated('no auth provided');
+    }
+    if (cred.kind === 'malformed') throw unauthenticated('malformed credential');
+    if (cred.kind === 'api_key' && mode === 'bearer') {
+      throw unauthenticated('this call needs a bearer token of a signed-in person');
+    }
+    const result =
+      cred.kind === 'bearer'
+        ? await verifiers.bearer(cred.value)
+        : await verifiers.apiKey(cred.value);
+    if (!result.ok) throw unauthenticated(result.reason);
+    if (mode === 'person' && result.auth.kind === 'api_key') {
+      throw forbidden('needs a signed-in person');
+    }
+    req.auth = result.auth;
+    const perm = config.permission;
+    if (perm && perm !== 'authenticated' && !result.auth.permissions.has(perm)) {
+      throw forbidden(`missing permission ${perm}`);
+    }
+  });
+}

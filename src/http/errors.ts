@@ -1,0 +1,114 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, Code, type ErrorCode, type FieldIssue } from '../lib/errors.js';
+
+/** gRPC code → HTTP status, in one place (design.md §3). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  [Code.INVALID_ARGUMENT]: 400,
+  [Code.NOT_FOUND]: 404,
+  [Code.ALREADY_EXISTS]: 409,
+  [Code.PERMISSION_DENIED]: 403,
+  [Code.RESOURCE_EXHAUSTED]: 429,
+  [Code.FAILED_PRECONDITION]: 400,
+  [Code.ABORTED]: 409,
+  [Code.INTERNAL]: 500,
+  [Code.UNAUTHENTICATED]: 401,
+};
+
+export interface ErrorBody {
+  code: number;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+interface AjvIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function fieldOf(issue: AjvIssue, context: string | undefined): string {
+  const base = (issue.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  const extra =
+    (issue.params?.missingProperty as string | undefined) ??
+    (issue.params?.additionalProperty as string | undefined);
+  const path = [base, extra].filter(Boolean).join('.');
+  return path || context || 'body';
+}
+
+function reasonOf(issue: AjvIssue): string {
+  if (issue.keyword === 'additionalProperties') return 'unknown field';
+  if (issue.keyword === 'required') return 'is required';
+  return issue.message ?? 'is invalid';
+}
+
+/** Schema failures → 400 code 3 with `details.fields` naming each field and why. */
+export function validationError(issues: AjvIssue[], context?: string): AppError {
+  const fields: FieldIssue[] = issues.map((i) => ({
+    field: fieldOf(i, context),
+    reason: reasonOf(i),
+  }));
+  const first = fields[0];
+  const where = context ? `${context} ` : '';
+  const message = first
+    ? `invalid ${where}field ${first.field}: ${first.reason}`
+    : 'invalid request';
+  return new AppError(Code.INVALID_ARGUMENT, message, { fields });
+}
+
+/** Fastify's own client errors (parsing, size, media type) as AppErrors. */
+function fromFastify(err: FastifyError): AppError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+      return new AppError(Code.INVALID_ARGUMENT, 'request body is too large', undefined, 413);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(Code.INVALID_ARGUMENT, 'unsupported content type');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError(Code.INVALID_ARGUMENT, 'request body is empty but declared as JSON');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError(Code.INVALID_ARGUMENT, 'request body is not valid JSON');
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError || err.statusCode === 400) {
+    return new AppError(Code.INVALID_ARGUMENT, 'malformed request');
+  }
+  if (err.statusCode === 413) {
+    return new AppError(Code.INVALID_ARGUMENT, 'request body is too large', undefined, 413);
+  }
+  if (err.statusCode === 404) return new AppError(Code.NOT_FOUND, 'not found');
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    return new AppError(Code.INVALID_ARGUMENT, 'bad request');
+  }
+  return null;
+}
+
+export function toAppError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
+  if (Array.isArray(fe.validation)) return validationError(fe.validation, fe.validationContext);
+  if (fe && typeof fe === 'object' && typeof fe.code === 'string') return fromFastify(fe);
+  if (err instanceof SyntaxError) return new AppError(Code.INVALID_ARGUMENT, 'malformed request');
+  return null;
+}
+
+export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
+  const app = toAppError(err);
+  if (!app) {
+    // The real error goes to the log only; the client learns nothing internal.
+    req.log.error({ err }, 'unhandled error');
+    return reply.status(500).send({ code: Code.INTERNAL, message: 'internal error' });
+  }
+  const status = app.httpStatus ?? HTTP_STATUS[app.code];
+  if (status >= 500) req.log.error({ err }, 'server error');
+  if (app.code === Code.RESOURCE_EXHAUSTED) {
+    const retry = app.details?.retry_after_seconds;
+    if (typeof retry === 'number') void reply.header('retry-after', String(Math.ceil(retry)));
+  }
+  const body: ErrorBody = { code: app.code, message: app.message };
+  if (app.details) body.details = app.details;
+  return reply.status(status).send(body);
+}

@@ -1,0 +1,47 @@
+/** gRPC status codes used by the API (spec §7, design.md §3). */
+export const Code = {
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  INTERNAL: 13,
+  UNAUTHENTICATED: 16,
+} as const;
+
+export type ErrorCode = (typeof Code)[keyof typeof Code];
+
+export interface FieldIssue {
+  field: string;
+  reason: string;
+}
+
+/**
+ * The one error type. Services throw it; the HTTP layer maps `code` to a status in one
+ * place (src/http/errors.ts). `httpStatus` overrides the mapping where design.md §3 names
+ * an exception (413 for an oversize body, 402 for an insufficient balance).
+ */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly httpStatus?: number,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const invalid = (message: string, fields?: FieldIssue[]) =>
+  new AppError(Code.INVALID_ARGUMENT, message, fields ? { fields } : undefined);
+export const notFound = (what: string) => new AppError(Code.NOT_FOUND, `${what} not found`);
+export const conflict = (message: string) => new AppError(Code.ALREADY_EXISTS, message);
+export const forbidden = (message: string) => new AppError(Code.PERMISSION_DENIED, message);
+export const unauthenticated = (message: string) => new AppError(Code.UNAUTHENTICATED, message);
+export const failedPrecondition = (message: string, httpStatus?: number) =>
+  new AppError(Code.FAILED_PRECONDITION, message, undefined, httpStatus);
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new AppError(Code.RESOURCE_EXHAUSTED, message, { retry_after_seconds: retryAfterSeconds });

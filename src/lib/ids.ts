@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+
+/** Every id prefix in one table (design.md §3). */
+export const ID_PREFIXES = {
+  organization: 'org',
+  wallet: 'wal',
+  apiKey: 'key',
+  object: 'obj',
+  template: 'tpl',
+  action: 'act',
+  batch: 'bat',
+  webhook: 'whk',
+  event: 'evt',
+  deposit: 'dep',
+  message: 'msg',
+  session: 'ses',
+  member: 'mem',
+  file: 'fil',
+  credential: 'crd',
+  ledger: 'led',
+  code: 'cod',
+  request: 'req',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford base32, as ULID
+
+let lastTime = -1;
+let lastRandom = new Uint8Array(10);
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[t % 32]! + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Uint8Array): string {
+  // 80 bits → 16 base32 characters
+  let bits = 0n;
+  for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+  let out = '';
+  for (let i = 0; i < 16; i++) {
+    out = ALPHABET[Number(bits & 31n)]! + out;
+    bits >>= 5n;
+  }
+  return out;
+}
+
+/**
+ * A ULID: 48 bits of milliseconds then 80 random bits. Within one millisecond the random
+ * part is incremented, so ids made by one process sort in creation order.
+ */
+export function ulid(now: number = Date.now()): string {
+  if (now <= lastTime) {
+    const next = new Uint8Array(lastRandom);
+    for (let i = next.length - 1; i >= 0; i--) {
+      if (next[i] === 255) {
+        next[i] = 0;
+      } else {
+        next[i] = next[i]! + 1;
+        break;
+      }
+    }
+    lastRandom = next;
+    return encodeTime(lastTime) + encodeRandom(next);
+  }
+  lastTime = now;
+  lastRandom = new Uint8Array(randomBytes(10));
+  return encodeTime(now) + encodeRandom(lastRandom);
+}
+
+export function newId(kind: IdKind, now?: number): string {
+  return `${ID_PREFIXES[kind]}_${ulid(now)}`;
+}
+
+const ID_RE = /^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** True when `value` is a well-formed id of that kind. */
+export function isId(kind: IdKind, value: string): boolean {
+  return ID_RE.test(value) && value.startsWith(`${ID_PREFIXES[kind]}_`);
+}

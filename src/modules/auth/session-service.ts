@@ -1,0 +1,152 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Db, Executor } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { isRole, permissionsOfRole, type Role } from '../../lib/permissions.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
+import type { VerifyResult } from '../../http/auth.js';
+import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
+
+/** The token response of design.md §4: every answer that issues tokens. */
+export interface TokenResponse {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  wallet: { id: string; address: string; organization_id: string | null };
+}
+
+export interface SessionInput {
+  walletId: string;
+  orgId: string | null;
+  device?: string;
+  ip?: string;
+}
+
+/** How long a verified session state is trusted before it is read again (≤ 5 s). */
+const SESSION_CACHE_MS = 4_000;
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export function newRefreshToken(): string {
+  return `onsr_${randomBytes(32).toString('base64url')}`;
+}
+
+interface SessionState {
+  orgId: string | null;
+  ended: boolean;
+  role: Role | null;
+}
+
+/**
+ * Sessions and the bearer side of authentication. A session is what a sign-in creates;
+ * its refresh token is stored hashed; an ended session refuses its access tokens within
+ * SESSION_CACHE_MS (at once on the instance that ended it).
+ */
+export class SessionService {
+  private readonly cache = new TtlCache<string, SessionState>(SESSION_CACHE_MS);
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    readonly tokens: TokenService,
+  ) {}
+
+  /** Opens a session and answers with a fresh token pair in `orgId`'s context. */
+  async issue(exec: Executor, input: SessionInput): Promise<TokenResponse> {
+    const sessionId = newId('session');
+    const refreshToken = newRefreshToken();
+    const now = this.clock.now();
+    await exec.execute(sql`INSERT INTO sessions
+      (id, wallet_id, organization_id, refresh_token_hash, device, ip, last_used_at, created_at)
+      VALUES (${sessionId}, ${input.walletId}, ${input.orgId}, ${hashToken(refreshToken)},
+              ${(input.device ?? '').slice(0, 256)}, ${input.ip ?? null}, ${now}, ${now})`);
+    return this.tokenResponse(exec, sessionId, input.walletId, input.orgId, refreshToken);
+  }
+
+  /** The token response for an existing session (after a rotation or a switch). */
+  async tokenResponse(
+    exec: Executor,
+    sessionId: string,
+    walletId: string,
+    orgId: string | null,
+    refreshToken: string,
+  ): Promise<TokenResponse> {
+    const { rows } = await exec.execute<{ address: string; role: string | null }>(sql`
+      SELECT w.address, m.role FROM wallets w
+      LEFT JOIN members m ON m.wallet_id = w.id AND m.organization_id = ${orgId}
+        AND m.status = 'active'
+      WHERE w.id = ${walletId}`);
+    const row = rows[0];
+    if (!row) throw new Error(`wallet ${walletId} vanished while issuing tokens`);
+    const roles = row.role && isRole(row.role) ? [row.role] : [];
+    const access = await this.tokens.signAccessToken({
+      sub: walletId,
+      org: orgId,
+      sid: sessionId,
+      roles,
+    });
+    return {
+      access_token: access,
+      refresh_token: refreshToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+      wallet: { id: walletId, address: row.address, organization_id: orgId },
+    };
+  }
+
+  /** Forget what this instance knows of a session (after ending it, or a role change). */
+  invalidate(sessionId: string): void {
+    this.cache.delete(sessionId);
+  }
+
+  /** Forget every cached session state, e.g. after a role change that touches many. */
+  invalidateAll(): void {
+    this.cache.clear();
+  }
+
+  private async state(sessionId: string, orgId: string | null): Promise<SessionState> {
+    const hit = this.cache.get(sessionId);
+    if (hit && hit.orgId === orgId) return hit;
+    const { rows } = await this.db.execute<{ ended_at: Date | null; role: string | null }>(sql`
+      SELECT s.ended_at, m.role FROM sessions s
+      LEFT JOIN members m ON m.wallet_id = s.wallet_id AND m.organization_id = ${orgId}
+        AND m.status = 'active'
+      WHERE s.id = ${sessionId}`);
+    const row = rows[0];
+    const state: SessionState = {
+      orgId,
+      ended: !row || row.ended_at !== null,
+      role: row?.role && isRole(row.role) ? row.role : null,
+    };
+    this.cache.set(sessionId, state);
+    return state;
+  }
+
+  /** The bearer verifier (src/http/auth.ts): token signature, expiry, live session, role. */
+  async verifyBearer(token: string): Promise<VerifyResult> {
+    const check = await this.tokens.verifyAccessToken(token);
+    if (!check.ok) return check;
+    const { claims } = check;
+    const state = await this.state(claims.sid, claims.org);
+    if (state.ended) return { ok: false, reason: 'session has ended' };
+    if (claims.org && !state.role) {
+      return { ok: false, reason: 'no longer a member of this organization' };
+    }
+    return {
+      ok: true,
+      auth: {
+        kind: 'user',
+        walletId: claims.sub,
+        orgId: claims.org,
+        role: state.role,
+        permissions: state.role ? permissionsOfRole(state.role) : new Set(),
+        sessionId: claims.sid,
+        apiKeyId: null,
+      },
+    };
+  }
+}

@@ -1,0 +1,120 @@
+import { sql } from 'drizzle-orm';
+import {
+  SignJWT,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  type JWK,
+  type JSONWebKeySet,
+} from 'jose';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { ulid } from '../../lib/ids.js';
+import type { Role } from '../../lib/permissions.js';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+const ALG = 'ES256';
+const AUDIENCE = 'ons';
+const KEY_LOCK = 7_411_002_002;
+
+export interface AccessClaims {
+  sub: string;
+  org: string | null;
+  sid: string;
+  roles: Role[];
+}
+
+export type AccessCheck = { ok: true; claims: AccessClaims } | { ok: false; reason: string };
+
+/**
+ * Signs and verifies access tokens (ES256 JWTs). The key pair lives in the database so
+ * every instance of the service signs with the same key; it is made on first start.
+ * Only ES256 is accepted on verify, so `alg: none` and HMAC confusion fail.
+ */
+export class TokenService {
+  private signingKey: Awaited<ReturnType<typeof importJWK>> | null = null;
+  private kid = '';
+  private jwks: JSONWebKeySet = { keys: [] };
+  private keySet: ReturnType<typeof createLocalJWKSet> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly issuer: string,
+  ) {}
+
+  async init(): Promise<void> {
+    const rows = await this.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${KEY_LOCK})`);
+      const existing = await tx.execute<{ kid: string; private_jwk: JWK; public_jwk: JWK }>(
+        sql`SELECT kid, private_jwk, public_jwk FROM signing_keys
+            WHERE retired_at IS NULL ORDER BY created_at DESC`,
+      );
+      if (existing.rows.length > 0) return existing.rows;
+      const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
+      const kid = ulid();
+      const priv = { ...(await exportJWK(privateKey)), kid, alg: ALG };
+      const pub = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
+      await tx.execute(sql`INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at)
+        VALUES (${kid}, ${ALG}, ${JSON.stringify(priv)}::jsonb, ${JSON.stringify(pub)}::jsonb, now())`);
+      return [{ kid, private_jwk: priv, public_jwk: pub }];
+    });
+    const newest = rows[0]!;
+    this.kid = newest.kid;
+    this.signingKey = await importJWK(newest.private_jwk, ALG);
+    this.jwks = { keys: rows.map((r) => r.public_jwk) };
+    this.keySet = createLocalJWKSet(this.jwks);
+  }
+
+  publicJwks(): JSONWebKeySet {
+    return this.jwks;
+  }
+
+  async signAccessToken(claims: AccessClaims): Promise<string> {
+    if (!this.signingKey) throw new Error('TokenService.init() was not called');
+    const nowSec = Math.floor(this.clock.now().getTime() / 1000);
+    return new SignJWT({ org: claims.org, sid: claims.sid, roles: claims.roles })
+      .setProtectedHeader({ alg: ALG, kid: this.kid, typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setIssuer(this.issuer)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(nowSec)
+      .setExpirationTime(nowSec + ACCESS_TOKEN_TTL_SECONDS)
+      .sign(this.signingKey);
+  }
+
+  async verifyAccessToken(token: string): Promise<AccessCheck> {
+    if (!this.keySet) throw new Error('TokenService.init() was not called');
+    try {
+      const { payload } = await jwtVerify(token, this.keySet, {
+        algorithms: [ALG],
+        issuer: this.issuer,
+        audience: AUDIENCE,
+        currentDate: this.clock.now(),
+        requiredClaims: ['sub', 'sid', 'exp'],
+      });
+      const org = payload.org;
+      const roles = payload.roles;
+      if (
+        typeof payload.sub !== 'string' ||
+        typeof payload.sid !== 'string' ||
+        (org !== null && typeof org !== 'string') ||
+        !Array.isArray(roles)
+      ) {
+        return { ok: false, reason: 'invalid token claims' };
+      }
+      return {
+        ok: true,
+        claims: { sub: payload.sub, sid: payload.sid, org, roles: roles as Role[] },
+      };
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      return {
+        ok: false,
+        reason: code === 'ERR_JWT_EXPIRED' ? 'access token expired' : 'invalid access token',
+      };
+    }
+  }
+}

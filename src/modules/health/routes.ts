@@ -1,0 +1,31 @@
+import { sql } from 'drizzle-orm';
+import { Type } from 'typebox';
+import type { App } from '../../http/app.js';
+import type { Db } from '../../db/pool.js';
+
+const Status = Type.Object({ status: Type.String() });
+
+export function registerHealthRoutes(app: App, db: Db) {
+  app.get(
+    '/healthz',
+    { config: { auth: 'none' }, schema: { tags: ['health'], response: { 200: Status } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      config: { auth: 'none' },
+      schema: { tags: ['health'], response: { 200: Status, 503: Status } },
+    },
+    async (req, reply) => {
+      try {
+        await db.execute(sql`SELECT 1`);
+        return { status: 'ready' };
+      } catch (err) {
+        req.log.warn({ err }, 'readiness check failed');
+        return reply.status(503).send({ status: 'database unavailable' });
+      }
+    },
+  );
+}

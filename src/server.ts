@@ -1,0 +1,44 @@
+import { buildApp, type App } from './http/app.js';
+import { createContainer, type BaseDeps, type Container } from './container.js';
+import { registerRoutes } from './routes.js';
+
+export interface Service {
+  app: App;
+  container: Container;
+  startWorkers(): void;
+  /** Stops workers, then the HTTP server (in-flight requests finish first). */
+  close(): Promise<void>;
+}
+
+/** The service without I/O setup: used by main.ts and by the integration tests. */
+export async function createService(
+  deps: BaseDeps,
+  extraRoutes?: (app: App, container: Container) => void,
+): Promise<Service> {
+  const container = await createContainer(deps);
+  const app = await buildApp({
+    logger: deps.logger,
+    bodyLimitBytes: deps.config.bodyLimitBytes,
+    publicUrl: deps.config.publicUrl,
+    verifiers: container.verifiers,
+    pool: deps.database.pool,
+    routes: (a) => {
+      registerRoutes(a, container);
+      extraRoutes?.(a, container);
+    },
+  });
+  let started = false;
+  return {
+    app,
+    container,
+    startWorkers() {
+      if (started) return;
+      started = true;
+      for (const w of container.workers) w.start();
+    },
+    async close() {
+      await Promise.all(container.workers.map((w) => w.stop()));
+      await app.close();
+    },
+  };
+}
