@@ -5,6 +5,7 @@ import type { CredentialVerifiers } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
+import { createSender, type MessageSender } from './modules/notify/sender.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -27,6 +28,7 @@ export interface Container extends BaseDeps {
   tokens: TokenService;
   sessions: SessionService;
   verifiers: CredentialVerifiers;
+  sender: MessageSender;
   workers: Worker[];
 }
 
@@ -36,6 +38,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const tokens = new TokenService(db, clock, config.publicUrl);
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
+  const sender = createSender(db, clock, deps.logger, config.smtp);
   const workers: Worker[] = [];
 
   const verifiers: CredentialVerifiers = {
@@ -44,5 +47,5 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, workers };
+  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
 }
