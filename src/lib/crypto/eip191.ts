@@ -1,0 +1,62 @@
+import { createRequire } from 'node:module';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import type * as Secp256k1 from 'secp256k1';
+
+// The native libsecp256k1 binding only. `secp256k1/bindings` goes through node-gyp-build,
+// which throws when no compiled binary exists; we never fall back to the pure-JS
+// `elliptic` build (design.md §1: ~20x slower).
+function loadNativeSecp256k1(): typeof Secp256k1 {
+  const require = createRequire(import.meta.url);
+  try {
+    return require('secp256k1/bindings') as typeof Secp256k1;
+  } catch (err) {
+    throw new Error(
+      'native secp256k1 binding could not be loaded (secp256k1/bindings); ' +
+        'rebuild it with `npm rebuild secp256k1` — refusing to fall back to pure JS',
+      { cause: err },
+    );
+  }
+}
+
+const secp = loadNativeSecp256k1();
+
+export type RecoverResult = { ok: true; address: string } | { ok: false; reason: string };
+
+const SIGNATURE_RE = /^0x[0-9a-fA-F]*$/;
+const PREFIX = '\x19Ethereum Signed Message:\n';
+
+/** keccak256("\x19Ethereum Signed Message:\n" + byteLength(text) + text), as personal_sign. */
+export function eip191Digest(text: string): Uint8Array {
+  const message = Buffer.from(text, 'utf8');
+  const prefix = Buffer.from(`${PREFIX}${message.length}`, 'latin1');
+  return keccak_256.create().update(prefix).update(message).digest();
+}
+
+/**
+ * Recover the signer of an EIP-191 personal_sign signature (`0x` + r ‖ s ‖ v, 65 bytes) over
+ * `text`. Returns the lowercase `0x` address. Malformed or unrecoverable signatures are
+ * returned as `{ok: false}`, never thrown.
+ */
+export function recoverEip191Address(text: string, signatureHex: string): RecoverResult {
+  if (typeof signatureHex !== 'string' || !SIGNATURE_RE.test(signatureHex)) {
+    return { ok: false, reason: 'signature is not 0x-prefixed hex' };
+  }
+  if (signatureHex.length !== 2 + 130) {
+    return { ok: false, reason: 'signature must be 65 bytes' };
+  }
+  const sig = Buffer.from(signatureHex.slice(2), 'hex');
+  const v = sig[64]!;
+  let recid: number;
+  if (v === 27 || v === 28) recid = v - 27;
+  else if (v === 0 || v === 1) recid = v;
+  else return { ok: false, reason: 'signature v must be 27, 28, 0 or 1' };
+
+  let publicKey: Uint8Array;
+  try {
+    publicKey = secp.ecdsaRecover(sig.subarray(0, 64), recid, eip191Digest(text), false);
+  } catch {
+    return { ok: false, reason: 'signature does not recover a public key' };
+  }
+  const hash = keccak_256(publicKey.subarray(1));
+  return { ok: true, address: `0x${Buffer.from(hash.subarray(12)).toString('hex')}` };
+}

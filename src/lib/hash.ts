@@ -1,0 +1,22 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.js';
+
+/** SHA-256 digest. Strings are hashed as their UTF-8 bytes. */
+export function sha256(data: string | Uint8Array): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
+/** `0x` + lowercase hex SHA-256 (design.md §3 "Hashes"). */
+export function sha256Hex(data: string | Uint8Array): string {
+  return `0x${createHash('sha256').update(data).digest('hex')}`;
+}
+
+/** `0x` + hex SHA-256 of the RFC 8785 canonical JSON of `value`. */
+export function hashJson(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
+
+/** Base64url without padding (RFC 4648 §5). */
+export function base64url(buf: Uint8Array): string {
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('base64url');
+}
