@@ -67,6 +67,16 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     void reply.header('x-request-id', req.id);
   });
 
+  // While shutting down, answers in flight close their keep-alive connection, so the
+  // server can finish closing as soon as they are sent.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) void reply.header('connection', 'close');
+  });
+
   // Defaults every route inherits: the error responses in the description and the
   // security requirement matching its declared credentials.
   app.addHook('onRoute', (route) => {

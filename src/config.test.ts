@@ -1,0 +1,29 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+
+describe('config', () => {
+  it('has working defaults for a fresh machine', () => {
+    const c = loadConfig({});
+    expect(c.port).toBe(8080);
+    expect(c.databaseUrl).toBeNull();
+    expect(c.dataDir).toBe(path.resolve('./data'));
+    expect(c.storage.dir).toBe(path.resolve('./data/files'));
+    expect(c.bodyLimitBytes).toBe(1024 * 1024);
+    expect(c.webauthn.origins).toEqual(['http://localhost:8080', 'http://127.0.0.1:8080']);
+  });
+
+  it('reads overrides', () => {
+    const c = loadConfig({ PORT: '9000', DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://h/db' });
+    expect(c.port).toBe(9000);
+    expect(c.dataDir).toBe('/tmp/x');
+    expect(c.databaseUrl).toBe('postgres://h/db');
+    expect(c.publicUrl).toBe('http://localhost:9000');
+  });
+
+  it('fails fast on a bad value, naming the variable', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ FEE_FIXED_WEI: '1.5' })).toThrow(/FEE_FIXED_WEI/);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_LOOPBACK: 'maybe' })).toThrow(/WEBHOOK_ALLOW_LOOPBACK/);
+  });
+});

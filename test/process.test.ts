@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestService } from './helpers/service.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Pids of PostgreSQL processes whose command line names this data directory. */
+async function postgresPidsFor(dir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmd = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.includes('postgres') && cmd.includes(dir)) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+interface Started {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+async function startMain(dataDir: string, port: number): Promise<Started> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+  };
+  delete env.DATABASE_URL;
+  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let buf = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        /* not a log line */
+      }
+    }
+  });
+  child.stderr.resume();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (res.status === 200) return { child, lines, exited };
+    } catch {
+      /* not listening yet */
+    }
+    if (child.exitCode !== null) throw new Error(`service exited early with ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error('service did not become ready');
+}
+
+describe('process lifecycle', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  it('starts on the embedded database, stops cleanly on SIGTERM and SIGINT, and leaves no postgres behind', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'ons-proc-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+
+    const first = await startMain(dataDir, port);
+    const applied = first.lines.find((l) => l.msg === 'migrations up to date')?.applied as string[];
+    expect(applied.length).toBeGreaterThan(0);
+    expect((await postgresPidsFor(dataDir)).length).toBeGreaterThan(0);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(await postgresPidsFor(dataDir)).toEqual([]);
+
+    // A second start keeps the data and applies nothing.
+    const second = await startMain(dataDir, port);
+    expect(second.lines.find((l) => l.msg === 'migrations up to date')?.applied).toEqual([]);
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+    expect(await postgresPidsFor(dataDir)).toEqual([]);
+  }, 120_000);
+
+  it('lets an in-flight request finish when the service closes', async () => {
+    const svc = await startTestService({
+      extraRoutes: (app) => {
+        app.get('/test/slow', { config: { auth: 'none' } }, async () => {
+          await new Promise((r) => setTimeout(r, 300));
+          return { done: true };
+        });
+      },
+    });
+    await svc.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = svc.app.server.address() as net.AddressInfo;
+    const pending = fetch(`http://127.0.0.1:${port}/test/slow`);
+    await new Promise((r) => setTimeout(r, 50));
+    await svc.stop();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ done: true });
+  });
+});
