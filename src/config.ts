@@ -13,6 +13,14 @@ export interface Config {
   logLevel: string;
   bodyLimitBytes: number;
   redisUrl: string | null;
+  trustProxy: boolean;
+  rateLimits: {
+    enabled: boolean;
+    defaultPerMinute: number;
+    defaultPerSecond: number;
+    anonymousPerMinute: number;
+    anonymousPerSecond: number;
+  };
   networkId: string;
   dbPoolSize: number;
   shutdownGraceMs: number;
@@ -95,6 +103,14 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     redisUrl: optional(env, 'REDIS_URL'),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    rateLimits: {
+      enabled: bool(env, 'RATE_LIMIT_ENABLED', true),
+      defaultPerMinute: int(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 1200, 1),
+      defaultPerSecond: int(env, 'RATE_LIMIT_DEFAULT_PER_SECOND', 100, 1),
+      anonymousPerMinute: int(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 6000, 1),
+      anonymousPerSecond: int(env, 'RATE_LIMIT_ANONYMOUS_PER_SECOND', 500, 1),
+    },
     networkId: str(env, 'NETWORK_ID', 'ons-local'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),

@@ -6,6 +6,10 @@ import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
+import { RateLimiter } from './http/rate-limit/limiter.js';
+import { MemoryStore } from './http/rate-limit/memory-store.js';
+import { RedisStore } from './http/rate-limit/redis-store.js';
+import type { RateLimitStore } from './http/rate-limit/store.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -29,6 +33,8 @@ export interface Container extends BaseDeps {
   sessions: SessionService;
   verifiers: CredentialVerifiers;
   sender: MessageSender;
+  rateLimitStore: RateLimitStore;
+  rateLimiter: RateLimiter;
   workers: Worker[];
 }
 
@@ -39,6 +45,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
+  const rateLimitStore: RateLimitStore = config.redisUrl
+    ? new RedisStore(config.redisUrl)
+    : new MemoryStore();
+  const rateLimiter = new RateLimiter(rateLimitStore);
   const workers: Worker[] = [];
 
   const verifiers: CredentialVerifiers = {
@@ -47,5 +57,15 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
+  return {
+    ...deps,
+    db,
+    tokens,
+    sessions,
+    verifiers,
+    sender,
+    rateLimitStore,
+    rateLimiter,
+    workers,
+  };
 }

@@ -22,6 +22,20 @@ export async function createService(
     publicUrl: deps.config.publicUrl,
     verifiers: container.verifiers,
     pool: deps.database.pool,
+    trustProxy: deps.config.trustProxy,
+    rateLimit: deps.config.rateLimits.enabled
+      ? {
+          limiter: container.rateLimiter,
+          defaults: {
+            perMinute: deps.config.rateLimits.defaultPerMinute,
+            perSecond: deps.config.rateLimits.defaultPerSecond,
+          },
+          anonymous: {
+            perMinute: deps.config.rateLimits.anonymousPerMinute,
+            perSecond: deps.config.rateLimits.anonymousPerSecond,
+          },
+        }
+      : null,
     routes: (a) => {
       registerRoutes(a, container);
       extraRoutes?.(a, container);
@@ -39,6 +53,7 @@ export async function createService(
     async close() {
       await Promise.all(container.workers.map((w) => w.stop()));
       await app.close();
+      await container.rateLimitStore.close();
     },
   };
 }

@@ -13,6 +13,7 @@ import { ulid } from '../lib/ids.js';
 import { registerAuth, type CredentialVerifiers } from './auth.js';
 import { errorHandler } from './errors.js';
 import { registerMetrics } from './metrics.js';
+import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
 
 export type App = FastifyInstance<
@@ -29,6 +30,9 @@ export interface AppOptions {
   publicUrl: string;
   verifiers: CredentialVerifiers;
   pool: pg.Pool;
+  /** Null turns rate limiting off (RATE_LIMIT_ENABLED=false). */
+  rateLimit: RateLimitOptions | null;
+  trustProxy: boolean;
   /** Registers the feature routes; runs after the shared hooks are in place. */
   routes: (app: App) => Promise<void> | void;
 }
@@ -49,7 +53,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         ? incoming
         : `req_${ulid()}`;
     },
-    trustProxy: false,
+    trustProxy: opts.trustProxy,
     return503OnClosing: true,
     ajv: {
       customOptions: {
@@ -119,6 +123,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   );
 
   registerAuth(app, opts.verifiers);
+  if (opts.rateLimit) registerRateLimits(app, opts.rateLimit);
   registerMetrics(app, opts.pool);
 
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>

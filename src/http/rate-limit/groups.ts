@@ -1,0 +1,77 @@
+/** One limit: at most `limit` units in any rolling `windowMs`. */
+export interface LimitRule {
+  limit: number;
+  windowMs: number;
+}
+
+export type GroupName = 'read' | 'write' | 'ebus' | 'search' | 'upload' | 'webhooks' | 'default';
+
+export interface Group {
+  name: GroupName;
+  /** The first rule is the one the X-RateLimit-* headers report; the others are bursts. */
+  rules: LimitRule[];
+  /** Whose allowance a request uses: its caller's, or its caller's organization's. */
+  per: 'caller' | 'organization';
+}
+
+const MINUTE = 60_000;
+const SECOND = 1_000;
+
+export interface DefaultLimits {
+  perMinute: number;
+  perSecond: number;
+}
+
+/** The groups of spec §8, plus a default for every route the spec does not list. */
+export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
+  const g = (name: GroupName, perMinute: number, perSecond: number): Group => ({
+    name,
+    rules: [
+      { limit: perMinute, windowMs: MINUTE },
+      { limit: perSecond, windowMs: SECOND },
+    ],
+    per: 'caller',
+  });
+  return {
+    read: g('read', 300, 50),
+    write: g('write', 60, 10),
+    search: g('search', 120, 20),
+    upload: g('upload', 30, 5),
+    webhooks: g('webhooks', 30, 5),
+    ebus: { name: 'ebus', rules: [{ limit: 2000, windowMs: SECOND }], per: 'organization' },
+    default: g('default', defaults.perMinute, defaults.perSecond),
+  };
+}
+
+/** The group of a route, from the table of spec §8 (Fastify route patterns). */
+export function groupOf(method: string, url: string): GroupName {
+  if (method === 'GET') {
+    if (url === '/indexer/search' || url === '/indexer/query') return 'search';
+    if (
+      url === '/objects' ||
+      url.startsWith('/objects/') ||
+      url === '/templates' ||
+      url.startsWith('/templates/') ||
+      url === '/wallets' ||
+      url.startsWith('/wallets/') ||
+      url.startsWith('/indexer/')
+    ) {
+      return 'read';
+    }
+    return 'default';
+  }
+  if (method === 'POST') {
+    if (url === '/objects' || url === '/templates') return 'write';
+    if (url === '/ebus/actions' || url === '/ebus/actions/batch' || url === '/ebus/execute') {
+      return 'ebus';
+    }
+    if (url === '/storage/upload') return 'upload';
+    if (url === '/webhooks') return 'webhooks';
+    return 'default';
+  }
+  if (method === 'PUT') {
+    if (url.startsWith('/objects/')) return 'write';
+    if (url.startsWith('/webhooks/')) return 'webhooks';
+  }
+  return 'default';
+}

@@ -1,0 +1,65 @@
+import type { Group, LimitRule } from './groups.js';
+import type { RateLimitStore } from './store.js';
+
+export interface Decision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix seconds when the reported window resets. */
+  resetAt: number;
+  /** Seconds until a refused request may be retried. */
+  retryAfter: number;
+}
+
+/**
+ * Checks a request against every rule of its group. A refused request takes its cost
+ * back from every counter it touched, so a client hammering at the limit does not starve
+ * itself for longer than the window.
+ */
+export class RateLimiter {
+  constructor(
+    private readonly store: RateLimitStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async check(group: Group, subject: string, cost = 1): Promise<Decision> {
+    const nowMs = this.now();
+    const counts = await Promise.all(
+      group.rules.map((r) => this.store.hit(this.key(group, subject, r), r.windowMs, cost, nowMs)),
+    );
+    let refusedBy: LimitRule | null = null;
+    group.rules.forEach((r, i) => {
+      if (counts[i]! > r.limit && !refusedBy) refusedBy = r;
+    });
+    const head = group.rules[0]!;
+    const headCount = counts[0]!;
+    const resetAt = Math.ceil((Math.floor(nowMs / head.windowMs) + 1) * (head.windowMs / 1000));
+    if (refusedBy) {
+      await Promise.all(
+        group.rules.map((r) =>
+          this.store.undo(this.key(group, subject, r), r.windowMs, cost, nowMs),
+        ),
+      );
+      const rule: LimitRule = refusedBy;
+      const retryAfter = Math.max(1, Math.ceil((rule.windowMs - (nowMs % rule.windowMs)) / 1000));
+      return {
+        allowed: false,
+        limit: head.limit,
+        remaining: Math.max(0, Math.floor(head.limit - headCount + cost)),
+        resetAt,
+        retryAfter,
+      };
+    }
+    return {
+      allowed: true,
+      limit: head.limit,
+      remaining: Math.max(0, Math.floor(head.limit - headCount)),
+      resetAt,
+      retryAfter: 0,
+    };
+  }
+
+  private key(group: Group, subject: string, rule: LimitRule): string {
+    return `${group.name}:${rule.windowMs}:${subject}`;
+  }
+}

@@ -1,0 +1,54 @@
+import { weighted, windowStart, type RateLimitStore } from './store.js';
+
+interface Entry {
+  start: number;
+  current: number;
+  prev: number;
+}
+
+/** One process's counters. Old entries are swept every minute. */
+export class MemoryStore implements RateLimitStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly maxWindowMs = 60_000) {
+    this.sweeper = setInterval(() => this.sweep(Date.now()), 60_000);
+    this.sweeper.unref();
+  }
+
+  private entry(key: string, windowMs: number, nowMs: number): Entry {
+    const start = windowStart(nowMs, windowMs);
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { start, current: 0, prev: 0 };
+      this.entries.set(key, e);
+    } else if (e.start !== start) {
+      e.prev = e.start === start - windowMs ? e.current : 0;
+      e.current = 0;
+      e.start = start;
+    }
+    return e;
+  }
+
+  async hit(key: string, windowMs: number, cost: number, nowMs: number): Promise<number> {
+    const e = this.entry(key, windowMs, nowMs);
+    e.current += cost;
+    return weighted(e.prev, e.current, nowMs, windowMs);
+  }
+
+  async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {
+    const e = this.entry(key, windowMs, nowMs);
+    e.current = Math.max(0, e.current - cost);
+  }
+
+  private sweep(nowMs: number) {
+    for (const [k, e] of this.entries) {
+      if (e.start < nowMs - 2 * this.maxWindowMs) this.entries.delete(k);
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMember } from './helpers/fixtures.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({
+    extraRoutes: (app) => {
+      app.post(
+        '/test/upload-like',
+        { config: { permission: 'authenticated', rateLimit: 'upload' } },
+        async () => ({}),
+      );
+    },
+  });
+});
+afterAll(async () => {
+  await svc.stop();
+});
+
+describe('rate limits', () => {
+  it('puts the X-RateLimit headers on responses', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/healthz' });
+    expect(res.headers['x-ratelimit-limit']).toBe('6000');
+    expect(Number(res.headers['x-ratelimit-remaining'])).toBeLessThan(6000);
+    expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
+  });
+
+  it('refuses past the burst with 429 code 8 and Retry-After, per caller', async () => {
+    const a = await createMember(svc);
+    const b = await createMember(svc);
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 8; i++) {
+      last = await svc.app.inject({ method: 'POST', url: '/test/upload-like', headers: a.headers });
+      statuses.push(last.statusCode);
+    }
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
+    expect(statuses).toContain(429);
+    const refused = await svc.app.inject({
+      method: 'POST',
+      url: '/test/upload-like',
+      headers: a.headers,
+    });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json().code).toBe(8);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.headers['x-ratelimit-limit']).toBe('30');
+    // Another caller has its own allowance.
+    const other = await svc.app.inject({
+      method: 'POST',
+      url: '/test/upload-like',
+      headers: b.headers,
+    });
+    expect(other.statusCode).toBe(200);
+  });
+});
