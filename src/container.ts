@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/pool.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
+import { createIdentity, type Identity } from './modules/auth/identity.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
@@ -29,6 +30,7 @@ export interface Container extends BaseDeps {
   sessions: SessionService;
   verifiers: CredentialVerifiers;
   sender: MessageSender;
+  identity: Identity;
   workers: Worker[];
 }
 
@@ -39,6 +41,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
+  const identity = createIdentity({ config, db, clock, logger: deps.logger, sessions, sender });
   const workers: Worker[] = [];
 
   const verifiers: CredentialVerifiers = {
@@ -47,5 +50,5 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
+  return { ...deps, db, tokens, sessions, verifiers, sender, identity, workers };
 }
