@@ -6,7 +6,6 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
@@ -138,8 +137,8 @@ export class PasskeyService {
         credential: {
           id: credential.id,
           publicKey: new Uint8Array(stored.public_key),
-          counter: stored.sign_count,
-          transports: stored.transports as AuthenticatorTransport[],
+          counter: Number(stored.sign_count),
+          transports: stored.transports,
         },
       });
       if (!result.verified) throw new Error('not verified');

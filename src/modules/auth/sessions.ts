@@ -14,6 +14,7 @@ import {
   type Page,
 } from '../../lib/list.js';
 import type { AuthContext } from '../../lib/permissions.js';
+import { asDate } from '../../lib/pg-time.js';
 import {
   hashToken,
   newRefreshToken,
@@ -26,8 +27,8 @@ export type SessionRow = {
   organization_id: string | null;
   device: string;
   ip: string | null;
-  last_used_at: Date;
-  created_at: Date;
+  last_used_at: Date | string;
+  created_at: Date | string;
 };
 
 export interface SessionView {
@@ -77,7 +78,7 @@ export class SessionManager {
         id: string;
         wallet_id: string;
         organization_id: string | null;
-        ended_at: Date | null;
+        ended_at: Date | string | null;
       }>(sql`SELECT id, wallet_id, organization_id, ended_at FROM sessions
         WHERE refresh_token_hash = ${presented} FOR UPDATE`);
       const session = rows[0];
@@ -146,7 +147,7 @@ export class SessionManager {
     const page = pageOf(
       rows,
       p,
-      (r) => (p.sortBy === 'last_used_at' ? r.last_used_at : r.created_at),
+      (r) => asDate(p.sortBy === 'last_used_at' ? r.last_used_at : r.created_at),
       (r) => r.id,
     );
     return {
@@ -157,8 +158,8 @@ export class SessionManager {
         device: r.device,
         ip: r.ip,
         current: r.id === auth.sessionId,
-        last_used_at: r.last_used_at.toISOString(),
-        when_created: r.created_at.toISOString(),
+        last_used_at: asDate(r.last_used_at).toISOString(),
+        when_created: asDate(r.created_at).toISOString(),
       })),
     };
   }

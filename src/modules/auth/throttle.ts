@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { asDate } from '../../lib/pg-time.js';
 
 /**
  * Failed sign-in counting, behind a small interface so another store (e.g. Redis) can
@@ -44,13 +45,14 @@ export class PgSignInThrottle implements SignInThrottle {
 
   async retryAfterSeconds(keys: string[]): Promise<number> {
     const now = this.clock.now();
-    const { rows } = await this.db.execute<{ until: Date | null }>(sql`
+    const { rows } = await this.db.execute<{ until: Date | string | null }>(sql`
       SELECT max(blocked_until) AS until FROM sign_in_failures
       WHERE key IN (${sql.join(
         keys.map((k) => sql`${k}`),
         sql`, `,
       )})`);
-    const until = rows[0]?.until;
+    const raw = rows[0]?.until;
+    const until = raw ? asDate(raw) : null;
     if (!until || until <= now) return 0;
     return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
   }

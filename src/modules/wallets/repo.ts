@@ -11,10 +11,10 @@ export type WalletRow = {
   phone_number: string | null;
   name: string | null;
   password_hash: string | null;
-  email_confirmed_at: Date | null;
-  phone_confirmed_at: Date | null;
+  email_confirmed_at: Date | string | null;
+  phone_confirmed_at: Date | string | null;
   default_org_id: string | null;
-  created_at: Date;
+  created_at: Date | string;
 };
 
 export type CredentialType = 'password' | 'passkey' | 'eoa' | 'google';
@@ -26,9 +26,10 @@ export type CredentialRow = {
   label: string;
   external_id: string | null;
   public_key: Buffer | null;
-  sign_count: number;
+  /** int8: text from Drizzle's execute; read it with Number(). */
+  sign_count: number | string;
   transports: string[];
-  created_at: Date;
+  created_at: Date | string;
 };
 
 export type OrganizationRow = { id: string; allow_self_signup: boolean };
@@ -122,7 +123,9 @@ export async function insertCredential(exec: Executor, c: NewCredential): Promis
   await exec.execute(sql`INSERT INTO credentials
       (id, wallet_id, type, label, external_id, public_key, sign_count, transports, created_at)
     VALUES (${c.id}, ${c.walletId}, ${c.type}, ${c.label}, ${c.externalId}, ${key},
-      ${c.signCount ?? 0}, ${c.transports ?? []}::text[], ${c.now})`);
+      ${c.signCount ?? 0},
+      ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(c.transports ?? [])}::jsonb)),
+      ${c.now})`);
 }
 
 const CREDENTIAL_COLUMNS = sql`id, wallet_id, type, label, external_id, public_key, sign_count,

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { asDate } from '../../lib/pg-time.js';
 import {
   failedPrecondition,
   forbidden,
@@ -39,7 +40,7 @@ const credentialView = (c: repo.CredentialRow): CredentialView => ({
   id: c.id,
   type: c.type,
   label: c.label,
-  when_created: c.created_at.toISOString(),
+  when_created: asDate(c.created_at).toISOString(),
 });
 
 /** Wallets of people: sign-up with a password, the signed-in wallet, its credentials. */
@@ -120,7 +121,7 @@ export class WalletService {
       organization_id: auth.orgId,
       roles: auth.role ? [auth.role] : [],
       credentials: creds.map(credentialView),
-      when_created: wallet.created_at.toISOString(),
+      when_created: asDate(wallet.created_at).toISOString(),
     };
   }
 
