@@ -73,7 +73,7 @@ describe('POST /organizations/wallets', () => {
       password: 'a long password',
     });
     expect(res.statusCode).toBe(200);
-    const me = await get('/wallets/me', bearerres.json<Tokens>());
+    const me = await get('/wallets/me', bearer(res.json<Tokens>()));
     expect(me.json()).toMatchObject({ phone_number: '+442079460958', email: null });
   });
 
@@ -511,7 +511,7 @@ describe('POST /wallets', () => {
       password: 'a long password',
     });
     expect(res.statusCode).toBe(200);
-    const body = res.json<Tokens>() & { id: string };
+    const body = res.json<Tokens & { id: string }>();
     expect(body.id).toBe(body.wallet.id);
     expect(body.wallet.organization_id).toBe(org);
     expectNoSecrets(res.body);
@@ -603,7 +603,7 @@ describe('POST /wallets', () => {
     const acct = await signUp(svc, { email: email.toUpperCase() });
     const res = await post('/auth/login', { email, password: acct.password, organization_id: org });
     expect(res.statusCode).toBe(200);
-    const me = await get('/wallets/me', bearerres.json<Tokens>());
+    const me = await get('/wallets/me', bearer(res.json<Tokens>()));
     expect(me.json()).toMatchObject({ organization_id: org, roles: ['admin'] });
   });
 });
