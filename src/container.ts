@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/pool.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
+import { createIdentity, type Identity } from './modules/auth/identity.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
@@ -35,6 +36,7 @@ export interface Container extends BaseDeps {
   sender: MessageSender;
   rateLimitStore: RateLimitStore;
   rateLimiter: RateLimiter;
+  identity: Identity;
   workers: Worker[];
 }
 
@@ -49,6 +51,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     ? new RedisStore(config.redisUrl)
     : new MemoryStore();
   const rateLimiter = new RateLimiter(rateLimitStore);
+  const identity = createIdentity({ config, db, clock, logger: deps.logger, sessions, sender });
   const workers: Worker[] = [];
 
   const verifiers: CredentialVerifiers = {
@@ -64,6 +67,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     sessions,
     verifiers,
     sender,
+    identity,
     rateLimitStore,
     rateLimiter,
     workers,

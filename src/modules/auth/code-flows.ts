@@ -1,0 +1,156 @@
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { failedPrecondition, invalid, tooManyRequests, unauthenticated } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { AuthContext } from '../../lib/permissions.js';
+import type { Accounts, ClientContext } from '../wallets/accounts.js';
+import { normaliseEmail, oneContact, recipientOf, type Contact } from '../wallets/contact.js';
+import * as repo from '../wallets/repo.js';
+import type { CodeStore } from './codes.js';
+import { hashPassword } from './password.js';
+import type { TokenResponse } from './session-service.js';
+import type { SessionManager } from './sessions.js';
+
+const WRONG_CODE = 'invalid or expired code';
+
+/**
+ * Flows built on one-time codes: confirming an address, password reset and one-time-code
+ * sign-in. The public ones answer the same whether or not the account exists.
+ */
+export class CodeFlows {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly codes: CodeStore,
+    private readonly accounts: Accounts,
+    private readonly sessions: SessionManager,
+  ) {}
+
+  /** `POST /auth/verification-code`: a new code to the unconfirmed address of the caller. */
+  async sendVerification(auth: AuthContext): Promise<void> {
+    const wallet = await repo.findWallet(this.db, { id: auth.walletId });
+    if (!wallet) throw unauthenticated('wallet not found');
+    let target: { channel: 'email' | 'sms'; recipient: string } | null = null;
+    if (wallet.email && !wallet.email_confirmed_at) {
+      target = { channel: 'email', recipient: wallet.email };
+    } else if (wallet.phone_number && !wallet.phone_confirmed_at) {
+      target = { channel: 'sms', recipient: wallet.phone_number };
+    }
+    if (!target) {
+      throw failedPrecondition(
+        wallet.email || wallet.phone_number
+          ? 'this account is already confirmed'
+          : 'this account has no email address or phone number to confirm',
+      );
+    }
+    const sent = await this.codes.send({ purpose: 'verification', walletId: wallet.id, ...target });
+    if (!sent) throw tooManyRequests('too many codes sent to this address; try again later', 3600);
+  }
+
+  /** `POST /auth/verify`: confirms the caller's address with the code sent to it. */
+  async verify(auth: AuthContext, code: string): Promise<void> {
+    const wallet = await repo.findWallet(this.db, { id: auth.walletId });
+    if (!wallet) throw unauthenticated('wallet not found');
+    const candidates = [
+      wallet.email && !wallet.email_confirmed_at ? wallet.email : null,
+      wallet.phone_number && !wallet.phone_confirmed_at ? wallet.phone_number : null,
+    ].filter((r): r is string => r !== null);
+    if (candidates.length === 0) throw failedPrecondition('this account is already confirmed');
+    for (const recipient of candidates) {
+      const hit = await this.codes.consume({ purpose: 'verification', recipient, code });
+      if (hit && hit.walletId === wallet.id) {
+        await repo.confirmContact(this.db, wallet.id, hit.channel, this.clock.now());
+        return;
+      }
+    }
+    throw invalid(WRONG_CODE, [{ field: 'code', reason: 'is wrong, used or expired' }]);
+  }
+
+  /** `POST /auth/password-reset`: sends a code when the account exists; answers alike. */
+  async requestPasswordReset(rawEmail: string): Promise<void> {
+    const email = normaliseEmail(rawEmail);
+    const wallet = await repo.findWallet(this.db, { email });
+    if (!wallet) return;
+    await this.codes.send({
+      purpose: 'password_reset',
+      walletId: wallet.id,
+      channel: 'email',
+      recipient: email,
+    });
+  }
+
+  /**
+   * `POST /auth/password-reset/confirm`: sets the new password, ends every session of the
+   * wallet and opens a new one (the only one left).
+   */
+  async confirmPasswordReset(
+    input: { email: string; code: string; password: string },
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    const email = normaliseEmail(input.email);
+    const hit = await this.codes.consume({
+      purpose: 'password_reset',
+      recipient: email,
+      code: input.code,
+    });
+    if (!hit) throw unauthenticated(WRONG_CODE);
+    const passwordHash = await hashPassword(input.password);
+    return this.db.transaction(async (tx) => {
+      const now = this.clock.now();
+      await repo.setPasswordHash(tx, hit.walletId, passwordHash, now);
+      const creds = await repo.listCredentials(tx, hit.walletId);
+      if (!creds.some((c) => c.type === 'password')) {
+        await repo.insertCredential(tx, {
+          id: newId('credential'),
+          walletId: hit.walletId,
+          type: 'password',
+          label: 'password',
+          externalId: null,
+          now,
+        });
+      }
+      // The code proved control of the address.
+      await repo.confirmContact(tx, hit.walletId, 'email', now);
+      await this.sessions.endAllOf(tx, hit.walletId, 'password_reset');
+      return this.accounts.signIn(tx, hit.walletId, undefined, client);
+    });
+  }
+
+  /** `POST /auth/otp`: a sign-in code to the account's address; answers alike either way. */
+  async requestOtp(input: { email?: string; phone_number?: string }): Promise<void> {
+    const contact = oneContact(input);
+    const wallet = await this.walletOf(contact);
+    if (!wallet) return;
+    await this.codes.send({
+      purpose: 'otp',
+      walletId: wallet.id,
+      channel: contact.channel,
+      recipient: recipientOf(contact),
+    });
+  }
+
+  /** `POST /auth/otp/verify`: signs in with the code; it also confirms the address. */
+  async verifyOtp(
+    input: { email?: string; phone_number?: string; code: string; organization_id?: string },
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    const contact = oneContact(input);
+    const hit = await this.codes.consume({
+      purpose: 'otp',
+      recipient: recipientOf(contact),
+      code: input.code,
+    });
+    if (!hit) throw unauthenticated(WRONG_CODE);
+    return this.db.transaction(async (tx) => {
+      await repo.confirmContact(tx, hit.walletId, hit.channel, this.clock.now());
+      return this.accounts.signIn(tx, hit.walletId, input.organization_id, client);
+    });
+  }
+
+  private walletOf(contact: Contact) {
+    return repo.findWallet(
+      this.db,
+      contact.channel === 'email' ? { email: contact.email } : { phoneNumber: contact.phoneNumber },
+    );
+  }
+}

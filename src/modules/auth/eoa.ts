@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { getAddress } from 'viem';
+import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
+import type { Db, Executor } from '../../db/pool.js';
+import { isAddress } from '../../lib/address.js';
+import type { Clock } from '../../lib/clock.js';
+import { recoverEip191Address } from '../../lib/crypto/eip191.js';
+import { conflict, invalid, unauthenticated } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { AuthContext } from '../../lib/permissions.js';
+import type { Accounts, ClientContext } from '../wallets/accounts.js';
+import * as repo from '../wallets/repo.js';
+import type { TokenResponse } from './session-service.js';
+
+export const SIWE_TTL_MS = 5 * 60_000;
+/** EIP-4361 needs a chain id; the service runs no chain of its own, so Ethereum's. */
+const CHAIN_ID = 1;
+const STATEMENT = 'Sign in to the Object Network Service.';
+const REFUSED = 'crypto wallet signature refused';
+
+export interface SiweChallenge {
+  message: string;
+  nonce: string;
+  expires_at: string;
+}
+
+/**
+ * Sign-In with Ethereum (EIP-4361), verified offline: the message must carry our domain,
+ * a live nonce we issued for that address, and a signature that recovers to the address.
+ */
+export class EoaService {
+  private readonly domain: string;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly accounts: Accounts,
+    private readonly publicUrl: string,
+  ) {
+    this.domain = new URL(publicUrl).host;
+  }
+
+  async challenge(address: string): Promise<SiweChallenge> {
+    if (!isAddress(address)) {
+      throw invalid('address must be 0x followed by 40 hex characters', [
+        { field: 'address', reason: 'is not an address' },
+      ]);
+    }
+    const now = this.clock.now();
+    const expires = new Date(now.getTime() + SIWE_TTL_MS);
+    const nonce = randomBytes(16).toString('hex');
+    const message = createSiweMessage({
+      address: getAddress(address.toLowerCase()),
+      chainId: CHAIN_ID,
+      domain: this.domain,
+      uri: this.publicUrl,
+      version: '1',
+      nonce,
+      statement: STATEMENT,
+      issuedAt: now,
+      expirationTime: expires,
+    });
+    await this.db.execute(sql`INSERT INTO siwe_nonces (nonce, address, expires_at, created_at)
+      VALUES (${nonce}, ${address.toLowerCase()}, ${expires}, ${now})`);
+    await this.db.execute(sql`DELETE FROM siwe_nonces WHERE nonce IN (
+      SELECT nonce FROM siwe_nonces WHERE expires_at < ${now} LIMIT 100)`);
+    return { message, nonce, expires_at: expires.toISOString() };
+  }
+
+  /**
+   * The lowercase address that signed a valid message; its nonce is spent here, so the
+   * same signed message never signs in twice.
+   */
+  async verify(exec: Executor, message: string, signature: string): Promise<string> {
+    const now = this.clock.now();
+    let parsed: ReturnType<typeof parseSiweMessage>;
+    try {
+      parsed = parseSiweMessage(message);
+    } catch {
+      throw unauthenticated(REFUSED);
+    }
+    const { address, nonce } = parsed;
+    if (!address || !nonce || !parsed.expirationTime) throw unauthenticated(REFUSED);
+    if (!validateSiweMessage({ message: parsed, domain: this.domain, time: now })) {
+      throw unauthenticated(REFUSED);
+    }
+    const signer = recoverEip191Address(message, signature);
+    if (!signer.ok || signer.address !== address.toLowerCase()) throw unauthenticated(REFUSED);
+    const { rows } = await exec.execute(sql`UPDATE siwe_nonces SET used_at = ${now}
+      WHERE nonce = ${nonce} AND address = ${signer.address} AND used_at IS NULL
+        AND expires_at > ${now}
+      RETURNING nonce`);
+    if (rows.length === 0) throw unauthenticated(REFUSED);
+    return signer.address;
+  }
+
+  /** `POST /wallets/connect/eoa`: the wallet this EOA is linked to, or a new EOA wallet. */
+  async connect(
+    input: { message: string; signature: string; organization_id?: string },
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    const address = await this.verify(this.db, input.message, input.signature);
+    return this.db.transaction(async (tx) => {
+      const linked = await repo.findCredentialByExternalId(tx, 'eoa', address);
+      let walletId = linked?.wallet_id;
+      if (!walletId) {
+        walletId = (await this.accounts.createWallet(tx, { address })).id;
+        await this.addCredential(tx, walletId, address);
+      }
+      return this.accounts.signIn(tx, walletId, input.organization_id, client);
+    });
+  }
+
+  /** `POST /wallets/me/credentials/eoa`: links an EOA to the signed-in wallet. */
+  async link(
+    auth: AuthContext,
+    input: { message: string; signature: string },
+  ): Promise<{ id: string }> {
+    const address = await this.verify(this.db, input.message, input.signature);
+    return this.db.transaction(async (tx) => {
+      if (await repo.findCredentialByExternalId(tx, 'eoa', address)) {
+        throw conflict('this crypto wallet is already linked to a wallet');
+      }
+      return { id: await this.addCredential(tx, auth.walletId, address) };
+    });
+  }
+
+  private async addCredential(tx: Executor, walletId: string, address: string): Promise<string> {
+    const id = newId('credential');
+    await repo.insertCredential(tx, {
+      id,
+      walletId,
+      type: 'eoa',
+      label: address,
+      externalId: address,
+      now: this.clock.now(),
+    });
+    return id;
+  }
+}

@@ -1,0 +1,104 @@
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { conflict, failedPrecondition, unauthenticated } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { Accounts, ClientContext } from '../wallets/accounts.js';
+import * as repo from '../wallets/repo.js';
+import type { TokenResponse } from './session-service.js';
+
+export interface GoogleConfig {
+  jwksUrl: string;
+  clientIds: string[];
+  issuers: string[];
+}
+
+/** Asymmetric algorithms only: an HMAC token "signed" with a public key never verifies. */
+const ALGORITHMS = ['RS256', 'ES256'];
+const REFUSED = 'Google ID token refused';
+
+/**
+ * Google sign-in: the ID token is verified against Google's published keys (a JWKS URL
+ * from configuration): signature, issuer, audience (our client ids), expiry at the
+ * injected clock's time, and a verified email.
+ */
+export class GoogleSignIn {
+  private jwks: ReturnType<typeof createRemoteJWKSet> | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly accounts: Accounts,
+    private readonly config: GoogleConfig,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  private async verifyIdToken(idToken: string): Promise<{ sub: string; email: string }> {
+    if (this.config.clientIds.length === 0) {
+      throw failedPrecondition('Google sign-in is not configured on this service');
+    }
+    this.jwks ??= createRemoteJWKSet(new URL(this.config.jwksUrl), { timeoutDuration: 5_000 });
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(idToken, this.jwks, {
+        algorithms: ALGORITHMS,
+        issuer: this.config.issuers,
+        audience: this.config.clientIds,
+        currentDate: this.clock.now(),
+        requiredClaims: ['sub', 'exp', 'iat'],
+      }));
+    } catch (err) {
+      this.log.info(
+        { reason: (err as { code?: string }).code ?? 'invalid' },
+        'Google token refused',
+      );
+      throw unauthenticated(REFUSED);
+    }
+    const { sub, email } = payload;
+    if (typeof sub !== 'string' || sub.length === 0 || sub.length > 255) {
+      throw unauthenticated(REFUSED);
+    }
+    if (typeof email !== 'string' || email.length > 254 || payload.email_verified !== true) {
+      throw unauthenticated('the Google account has no verified email address');
+    }
+    return { sub, email: email.trim().toLowerCase() };
+  }
+
+  /**
+   * Signs in the wallet of this Google account: the one it is linked to, else the wallet
+   * whose confirmed email it is (linked now), else a new wallet with that email confirmed.
+   */
+  async signIn(
+    input: { id_token: string; organization_id?: string },
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    const { sub, email } = await this.verifyIdToken(input.id_token);
+    return this.db.transaction(async (tx) => {
+      const now = this.clock.now();
+      let walletId = (await repo.findCredentialByExternalId(tx, 'google', sub))?.wallet_id;
+      if (!walletId) {
+        const existing = await repo.findWallet(tx, { email });
+        if (existing && !existing.email_confirmed_at) {
+          // Linking to an account whose email nobody proved would hand it to whoever made
+          // it; its owner confirms the email first.
+          throw conflict(
+            'an account with this email exists; sign in to it and confirm the email first',
+          );
+        }
+        walletId =
+          existing?.id ??
+          (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
+        await repo.insertCredential(tx, {
+          id: newId('credential'),
+          walletId,
+          type: 'google',
+          label: email,
+          externalId: sub,
+          now,
+        });
+      }
+      return this.accounts.signIn(tx, walletId, input.organization_id, client);
+    });
+  }
+}

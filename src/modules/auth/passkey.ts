@@ -1,0 +1,270 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Executor } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { conflict, unauthenticated } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { AuthContext } from '../../lib/permissions.js';
+import type { Accounts, ClientContext } from '../wallets/accounts.js';
+import * as repo from '../wallets/repo.js';
+import type { TokenResponse } from './session-service.js';
+
+export const PASSKEY_TIMEOUT_MS = 5 * 60_000;
+/** ES256 and RS256, as spec §2.7 asks. */
+const ALGORITHMS = [-7, -257];
+
+/** The library's options with the integer timeout spec §2.7 requires. */
+export type CreationOptions = PublicKeyCredentialCreationOptionsJSON & {
+  timeout: number;
+  rp: { id: string; name: string };
+  authenticatorSelection: { residentKey: string; userVerification: string };
+};
+export type RequestOptions = PublicKeyCredentialRequestOptionsJSON & {
+  timeout: number;
+  rpId: string;
+  userVerification: string;
+};
+
+type Purpose = 'register' | 'login' | 'link';
+
+export interface WebauthnConfig {
+  rpId: string;
+  rpName: string;
+  origins: string[];
+}
+
+const FAILED = 'passkey verification failed';
+
+/** The challenge the browser signed, read from the credential's own clientDataJSON. */
+function challengeOf(credential: { response: { clientDataJSON: string } }): string {
+  try {
+    const data = JSON.parse(
+      Buffer.from(credential.response.clientDataJSON, 'base64url').toString('utf8'),
+    ) as {
+      challenge?: unknown;
+    };
+    if (typeof data.challenge === 'string' && data.challenge.length <= 512) return data.challenge;
+  } catch {
+    // fall through
+  }
+  throw unauthenticated(FAILED);
+}
+
+/**
+ * Passkey ceremonies (spec §2.7, design.md §4). Pending challenges live in
+ * `webauthn_challenges` and are found from the credential's clientDataJSON, so no cookie
+ * or server session is needed. Each is spent before verification, outside the transaction
+ * that follows, so a failed or replayed response can never try the same challenge again.
+ */
+export class PasskeyService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly accounts: Accounts,
+    private readonly config: WebauthnConfig,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Options to create a new wallet's passkey (`GET …/register/options`). */
+  async registerOptions(): Promise<CreationOptions> {
+    const options = await this.creationOptions([]);
+    await this.storeChallenge(options.challenge, 'register', null);
+    return options;
+  }
+
+  /** Verifies the new credential, creates the wallet in the organization and signs in. */
+  async registerVerify(
+    credential: RegistrationResponseJSON,
+    orgId: string,
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    // A new wallet always joins: refuse before spending the challenge when it cannot.
+    await this.accounts.requireOpenOrganization(this.db, orgId);
+    const challenge = challengeOf(credential);
+    await this.consumeChallenge(this.db, challenge, 'register', null);
+    const verified = await this.verifyRegistration(credential, challenge);
+    return this.db.transaction(async (tx) => {
+      const wallet = await this.accounts.createWallet(tx, {});
+      await this.saveCredential(tx, wallet.id, verified);
+      return this.accounts.signIn(tx, wallet.id, orgId, client);
+    });
+  }
+
+  /** Options for signing in with a discoverable credential (`GET …/login/options`). */
+  async loginOptions(): Promise<RequestOptions> {
+    const options = await generateAuthenticationOptions({
+      rpID: this.config.rpId,
+      userVerification: 'required',
+      timeout: PASSKEY_TIMEOUT_MS,
+    });
+    await this.storeChallenge(options.challenge, 'login', null);
+    return {
+      ...options,
+      rpId: this.config.rpId,
+      userVerification: 'required',
+      timeout: PASSKEY_TIMEOUT_MS,
+    };
+  }
+
+  async loginVerify(
+    credential: AuthenticationResponseJSON,
+    orgId: string | undefined,
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    const challenge = challengeOf(credential);
+    await this.consumeChallenge(this.db, challenge, 'login', null);
+    const stored = await repo.findCredentialByExternalId(this.db, 'passkey', credential.id);
+    if (!stored?.public_key) throw unauthenticated(FAILED);
+    let newCounter: number;
+    try {
+      const result = await verifyAuthenticationResponse({
+        response: credential,
+        expectedChallenge: challenge,
+        expectedOrigin: this.config.origins,
+        expectedRPID: this.config.rpId,
+        requireUserVerification: true,
+        credential: {
+          id: credential.id,
+          publicKey: new Uint8Array(stored.public_key),
+          counter: Number(stored.sign_count),
+          transports: stored.transports,
+        },
+      });
+      if (!result.verified) throw new Error('not verified');
+      newCounter = result.authenticationInfo.newCounter;
+    } catch (err) {
+      this.log.info({ reason: (err as Error).message }, 'passkey assertion refused');
+      throw unauthenticated(FAILED);
+    }
+    return this.db.transaction(async (tx) => {
+      await repo.updateSignCount(tx, stored.id, newCounter);
+      return this.accounts.signIn(tx, stored.wallet_id, orgId, client);
+    });
+  }
+
+  /** Options to add a passkey to the signed-in wallet (its existing ones excluded). */
+  async linkOptions(auth: AuthContext): Promise<CreationOptions> {
+    const existing = (await repo.listCredentials(this.db, auth.walletId))
+      .filter((c) => c.type === 'passkey' && c.external_id)
+      .map((c) => ({ id: c.external_id!, transports: c.transports }));
+    const options = await this.creationOptions(existing);
+    await this.storeChallenge(options.challenge, 'link', auth.walletId);
+    return options;
+  }
+
+  async linkVerify(
+    auth: AuthContext,
+    credential: RegistrationResponseJSON,
+  ): Promise<{ id: string }> {
+    const challenge = challengeOf(credential);
+    await this.consumeChallenge(this.db, challenge, 'link', auth.walletId);
+    const verified = await this.verifyRegistration(credential, challenge);
+    return this.db.transaction(async (tx) => {
+      return { id: await this.saveCredential(tx, auth.walletId, verified) };
+    });
+  }
+
+  private async creationOptions(
+    exclude: { id: string; transports: string[] }[],
+  ): Promise<CreationOptions> {
+    const options = await generateRegistrationOptions({
+      rpName: this.config.rpName,
+      rpID: this.config.rpId,
+      userName: 'ONS wallet',
+      userDisplayName: 'ONS wallet',
+      userID: new Uint8Array(randomBytes(16)),
+      attestationType: 'none',
+      timeout: PASSKEY_TIMEOUT_MS,
+      excludeCredentials: exclude,
+      authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+      supportedAlgorithmIDs: ALGORITHMS,
+    });
+    return {
+      ...options,
+      rp: { id: this.config.rpId, name: this.config.rpName },
+      authenticatorSelection: {
+        ...options.authenticatorSelection,
+        residentKey: 'required',
+        userVerification: 'required',
+      },
+      timeout: PASSKEY_TIMEOUT_MS,
+    };
+  }
+
+  private async verifyRegistration(credential: RegistrationResponseJSON, challenge: string) {
+    try {
+      const result = await verifyRegistrationResponse({
+        response: credential,
+        expectedChallenge: challenge,
+        expectedOrigin: this.config.origins,
+        expectedRPID: this.config.rpId,
+        requireUserVerification: true,
+        supportedAlgorithmIDs: ALGORITHMS,
+      });
+      if (!result.verified) throw new Error('not verified');
+      return result.registrationInfo.credential;
+    } catch (err) {
+      this.log.info({ reason: (err as Error).message }, 'passkey registration refused');
+      throw unauthenticated(FAILED);
+    }
+  }
+
+  private async saveCredential(
+    tx: Executor,
+    walletId: string,
+    c: { id: string; publicKey: Uint8Array; counter: number; transports?: string[] },
+  ): Promise<string> {
+    if (await repo.findCredentialByExternalId(tx, 'passkey', c.id)) {
+      throw conflict('this passkey is already registered');
+    }
+    const id = newId('credential');
+    await repo.insertCredential(tx, {
+      id,
+      walletId,
+      type: 'passkey',
+      label: 'passkey',
+      externalId: c.id,
+      publicKey: c.publicKey,
+      signCount: c.counter,
+      transports: (c.transports ?? []).slice(0, 8),
+      now: this.clock.now(),
+    });
+    return id;
+  }
+
+  private async storeChallenge(challenge: string, purpose: Purpose, walletId: string | null) {
+    const now = this.clock.now();
+    await this.db.execute(sql`INSERT INTO webauthn_challenges
+        (challenge, purpose, wallet_id, expires_at, created_at)
+      VALUES (${challenge}, ${purpose}, ${walletId},
+        ${new Date(now.getTime() + PASSKEY_TIMEOUT_MS)}, ${now})`);
+    // Expired challenges are of no use to anyone; clear a few on the way.
+    await this.db.execute(sql`DELETE FROM webauthn_challenges WHERE challenge IN (
+      SELECT challenge FROM webauthn_challenges WHERE expires_at < ${now} LIMIT 100)`);
+  }
+
+  private async consumeChallenge(
+    exec: Executor,
+    challenge: string,
+    purpose: Purpose,
+    walletId: string | null,
+  ): Promise<void> {
+    const owner = walletId ? sql`wallet_id = ${walletId}` : sql`wallet_id IS NULL`;
+    const { rows } = await exec.execute(sql`DELETE FROM webauthn_challenges
+      WHERE challenge = ${challenge} AND purpose = ${purpose} AND ${owner}
+        AND expires_at > ${this.clock.now()}
+      RETURNING challenge`);
+    if (rows.length === 0) throw unauthenticated(FAILED);
+  }
+}

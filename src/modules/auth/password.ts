@@ -1,0 +1,75 @@
+import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../db/pool.js';
+import { tooManyRequests, unauthenticated } from '../../lib/errors.js';
+import type { Accounts, ClientContext } from '../wallets/accounts.js';
+import { oneContact, recipientOf } from '../wallets/contact.js';
+import * as repo from '../wallets/repo.js';
+import type { TokenResponse } from './session-service.js';
+import type { SignInThrottle } from './throttle.js';
+
+// argon2id, m = 19 MiB, t = 2, p = 1 (design.md §1; OWASP's minimum). `Algorithm` is a
+// const enum, which isolatedModules cannot read, hence the literal.
+const ARGON2 = { algorithm: 2 as Algorithm, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, ARGON2);
+}
+
+let dummyHash: Promise<string> | null = null;
+
+/**
+ * Checks a password against a stored hash. With no hash (unknown account, or a wallet
+ * without a password) it still hashes once against a dummy, so the answer takes as long.
+ */
+export async function checkPassword(stored: string | null, password: string): Promise<boolean> {
+  if (!stored) {
+    dummyHash ??= hashPassword(randomBytes(16).toString('hex'));
+    await verify(await dummyHash, password).catch(() => false);
+    return false;
+  }
+  try {
+    return await verify(stored, password);
+  } catch {
+    return false;
+  }
+}
+
+export interface LoginInput {
+  email?: string;
+  phone_number?: string;
+  password: string;
+  organization_id?: string;
+}
+
+/** `POST /auth/login`: password sign-in with per-account and per-address throttling. */
+export class PasswordLogin {
+  constructor(
+    private readonly db: Db,
+    private readonly accounts: Accounts,
+    private readonly throttle: SignInThrottle,
+  ) {}
+
+  async login(input: LoginInput, client: ClientContext): Promise<TokenResponse> {
+    const contact = oneContact(input);
+    const accountKey = `account:${recipientOf(contact)}`;
+    const keys = client.ip ? [accountKey, `ip:${client.ip}`] : [accountKey];
+    const wait = await this.throttle.retryAfterSeconds(keys);
+    if (wait > 0) throw tooManyRequests('too many failed sign-ins; try again later', wait);
+
+    const wallet = await repo.findWallet(
+      this.db,
+      contact.channel === 'email' ? { email: contact.email } : { phoneNumber: contact.phoneNumber },
+    );
+    const ok = await checkPassword(wallet?.password_hash ?? null, input.password);
+    if (!wallet || !ok) {
+      await this.throttle.recordFailure(keys);
+      // One answer for an unknown account and a wrong password.
+      throw unauthenticated('wrong email, phone number or password');
+    }
+    await this.throttle.recordSuccess(accountKey);
+    return this.db.transaction((tx) =>
+      this.accounts.signIn(tx, wallet.id, input.organization_id, client),
+    );
+  }
+}

@@ -1,0 +1,184 @@
+import { Type, type Static } from 'typebox';
+
+// Shapes shared by every sign-in route (design.md §4).
+
+export const TokenResponse = Type.Object({
+  access_token: Type.String(),
+  refresh_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'seconds the access token lasts' }),
+  wallet: Type.Object({
+    id: Type.String(),
+    address: Type.String(),
+    organization_id: Type.Union([Type.String(), Type.Null()]),
+  }),
+});
+export type TokenResponse = Static<typeof TokenResponse>;
+
+export const Empty = Type.Object({});
+export const Created = Type.Object({ id: Type.String() });
+
+export const Email = Type.String({ minLength: 3, maxLength: 320, description: 'email address' });
+export const Phone = Type.String({
+  minLength: 8,
+  maxLength: 32,
+  description: 'E.164 phone number, e.g. +14155550100',
+});
+/** New passwords: 8 to 256 characters. */
+export const NewPassword = Type.String({ minLength: 8, maxLength: 256 });
+/** A password being checked: any non-empty value up to the same bound. */
+export const GivenPassword = Type.String({ minLength: 1, maxLength: 256 });
+export const OrganizationId = Type.String({ minLength: 1, maxLength: 64 });
+export const SixDigitCode = Type.String({ pattern: '^[0-9]{6}$', description: '6 digits' });
+
+export const LoginInput = Type.Object(
+  {
+    email: Type.Optional(Email),
+    phone_number: Type.Optional(Phone),
+    password: GivenPassword,
+    organization_id: Type.Optional(OrganizationId),
+  },
+  { additionalProperties: false },
+);
+export type LoginInput = Static<typeof LoginInput>;
+
+export const RefreshInput = Type.Object(
+  { refresh_token: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
+
+export const VerifyInput = Type.Object({ code: SixDigitCode }, { additionalProperties: false });
+
+export const PasswordResetInput = Type.Object({ email: Email }, { additionalProperties: false });
+export const PasswordResetConfirmInput = Type.Object(
+  { email: Email, code: SixDigitCode, password: NewPassword },
+  { additionalProperties: false },
+);
+
+export const OtpInput = Type.Object(
+  { email: Type.Optional(Email), phone_number: Type.Optional(Phone) },
+  { additionalProperties: false },
+);
+export const OtpVerifyInput = Type.Object(
+  {
+    email: Type.Optional(Email),
+    phone_number: Type.Optional(Phone),
+    code: SixDigitCode,
+    organization_id: Type.Optional(OrganizationId),
+  },
+  { additionalProperties: false },
+);
+
+export const GoogleInput = Type.Object(
+  {
+    id_token: Type.String({ minLength: 1, maxLength: 8192 }),
+    organization_id: Type.Optional(OrganizationId),
+  },
+  { additionalProperties: false },
+);
+
+// WebAuthn responses as a browser's `credential.toJSON()` serialises them.
+const B64url = (maxLength: number) => Type.String({ maxLength, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
+const CredentialCommon = {
+  id: B64url(1024),
+  rawId: B64url(1024),
+  type: Type.Literal('public-key'),
+  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
+  clientExtensionResults: Type.Object({}, { additionalProperties: true, maxProperties: 16 }),
+};
+
+export const RegistrationCredential = Type.Object(
+  {
+    ...CredentialCommon,
+    response: Type.Object(
+      {
+        clientDataJSON: B64url(4096),
+        attestationObject: B64url(16384),
+        authenticatorData: Type.Optional(B64url(16384)),
+        transports: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 8 })),
+        publicKeyAlgorithm: Type.Optional(Type.Integer()),
+        publicKey: Type.Optional(B64url(4096)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const AuthenticationCredential = Type.Object(
+  {
+    ...CredentialCommon,
+    response: Type.Object(
+      {
+        clientDataJSON: B64url(4096),
+        authenticatorData: B64url(16384),
+        signature: B64url(2048),
+        userHandle: Type.Optional(B64url(1024)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PasskeyRegisterInput = Type.Object(
+  { credential: RegistrationCredential, organization_id: OrganizationId },
+  { additionalProperties: false },
+);
+export const PasskeyLoginInput = Type.Object(
+  { credential: AuthenticationCredential, organization_id: Type.Optional(OrganizationId) },
+  { additionalProperties: false },
+);
+export const PasskeyLinkInput = Type.Object(
+  { credential: RegistrationCredential },
+  { additionalProperties: false },
+);
+
+/** Options are the library's JSON; the schema names the fields spec §2.7 lists. */
+export const RegistrationOptions = Type.Object(
+  {
+    challenge: Type.String(),
+    rp: Type.Object({ id: Type.String(), name: Type.String() }),
+    user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
+    pubKeyCredParams: Type.Array(Type.Object({ type: Type.String(), alg: Type.Integer() })),
+    authenticatorSelection: Type.Object(
+      { residentKey: Type.String(), userVerification: Type.String() },
+      { additionalProperties: true },
+    ),
+    timeout: Type.Integer(),
+  },
+  { additionalProperties: true },
+);
+
+export const AuthenticationOptions = Type.Object(
+  {
+    challenge: Type.String(),
+    rpId: Type.String(),
+    timeout: Type.Integer(),
+    userVerification: Type.String(),
+  },
+  { additionalProperties: true },
+);
+
+export const Signature = Type.String({
+  pattern: '^0x[0-9a-fA-F]{130}$',
+  description: 'EIP-191 personal_sign signature',
+});
+export const SiweMessage = Type.String({ minLength: 1, maxLength: 4096 });
+
+export const EoaChallengeQuery = Type.Object({
+  address: Type.String({ maxLength: 64, description: '0x address of the crypto wallet' }),
+});
+export const EoaChallenge = Type.Object({
+  message: Type.String(),
+  nonce: Type.String(),
+  expires_at: Type.String({ format: 'date-time' }),
+});
+export const EoaConnectInput = Type.Object(
+  { message: SiweMessage, signature: Signature, organization_id: Type.Optional(OrganizationId) },
+  { additionalProperties: false },
+);
+export const EoaLinkInput = Type.Object(
+  { message: SiweMessage, signature: Signature },
+  { additionalProperties: false },
+);

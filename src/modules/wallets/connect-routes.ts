@@ -1,0 +1,112 @@
+import type { RegistrationResponseJSON, AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { App } from '../../http/app.js';
+import { clientOf } from '../auth/client-context.js';
+import type { Identity } from '../auth/identity.js';
+import {
+  AuthenticationOptions,
+  EoaChallenge,
+  EoaChallengeQuery,
+  EoaConnectInput,
+  PasskeyLoginInput,
+  PasskeyRegisterInput,
+  RegistrationOptions,
+  TokenResponse,
+} from '../auth/schema.js';
+
+const tags = ['wallets'];
+const open = { auth: 'none' } as const;
+
+/** `/wallets/connect/*`: create or return to a wallet with a passkey or a crypto wallet. */
+export function registerConnectRoutes(app: App, id: Identity) {
+  app.get(
+    '/wallets/connect/passkey/register/options',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Passkey registration options (spec 2.7)',
+        response: { 200: RegistrationOptions },
+      },
+    },
+    async () => id.passkeys.registerOptions(),
+  );
+
+  app.post(
+    '/wallets/connect/passkey/register/verify',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Finish passkey registration: creates the wallet and signs in',
+        body: PasskeyRegisterInput,
+        response: { 200: TokenResponse },
+      },
+    },
+    async (req) =>
+      id.passkeys.registerVerify(
+        req.body.credential as RegistrationResponseJSON,
+        req.body.organization_id,
+        clientOf(req),
+      ),
+  );
+
+  app.get(
+    '/wallets/connect/passkey/login/options',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Passkey sign-in options (discoverable credential)',
+        response: { 200: AuthenticationOptions },
+      },
+    },
+    async () => id.passkeys.loginOptions(),
+  );
+
+  app.post(
+    '/wallets/connect/passkey/login/verify',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Sign in with a passkey',
+        body: PasskeyLoginInput,
+        response: { 200: TokenResponse },
+      },
+    },
+    async (req) =>
+      id.passkeys.loginVerify(
+        req.body.credential as AuthenticationResponseJSON,
+        req.body.organization_id,
+        clientOf(req),
+      ),
+  );
+
+  app.get(
+    '/wallets/connect/eoa/challenge',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'A Sign-In with Ethereum message to sign',
+        querystring: EoaChallengeQuery,
+        response: { 200: EoaChallenge },
+      },
+    },
+    async (req) => id.eoa.challenge(req.query.address),
+  );
+
+  app.post(
+    '/wallets/connect/eoa',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary: 'Create or return to a wallet with a signed EOA challenge',
+        body: EoaConnectInput,
+        response: { 200: TokenResponse },
+      },
+    },
+    async (req) => id.eoa.connect(req.body, clientOf(req)),
+  );
+}
