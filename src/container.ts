@@ -6,6 +6,11 @@ import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
+import { BalanceService } from './modules/balance/service.js';
+import { DepositService } from './modules/deposits/service.js';
+import { MemberService } from './modules/members/service.js';
+import { OrganizationService } from './modules/organizations/service.js';
+import { SupportService } from './modules/support/service.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -30,6 +35,11 @@ export interface Container extends BaseDeps {
   verifiers: CredentialVerifiers;
   sender: MessageSender;
   workers: Worker[];
+  organizations: OrganizationService;
+  members: MemberService;
+  balance: BalanceService;
+  deposits: DepositService;
+  support: SupportService;
 }
 
 export async function createContainer(deps: BaseDeps): Promise<Container> {
@@ -47,5 +57,24 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
+  const organizations = new OrganizationService(db, clock, sessions);
+  const members = new MemberService(db, clock, sessions, sender, config.publicUrl);
+  const balance = new BalanceService(db, clock);
+  const deposits = new DepositService(db, clock);
+  const support = new SupportService(db, clock);
+
+  return {
+    ...deps,
+    db,
+    tokens,
+    sessions,
+    verifiers,
+    sender,
+    workers,
+    organizations,
+    members,
+    balance,
+    deposits,
+    support,
+  };
 }

@@ -2,9 +2,19 @@ import type { Container } from './container.js';
 import type { App } from './http/app.js';
 import { registerHealthRoutes } from './modules/health/routes.js';
 import { registerJwksRoute } from './modules/auth/jwks-route.js';
+import { registerBalanceRoutes } from './modules/balance/routes.js';
+import { registerDepositRoutes } from './modules/deposits/routes.js';
+import { registerMemberRoutes } from './modules/members/routes.js';
+import { registerOrganizationRoutes } from './modules/organizations/routes.js';
+import { registerSupportRoutes } from './modules/support/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
   registerHealthRoutes(app, c.db);
   registerJwksRoute(app, c.tokens);
+  registerOrganizationRoutes(app, c.organizations);
+  registerMemberRoutes(app, c.members);
+  registerBalanceRoutes(app, c.balance);
+  registerDepositRoutes(app, c.deposits);
+  registerSupportRoutes(app, c.support);
 }
