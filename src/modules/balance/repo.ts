@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
 
-export type BalanceRow = { balance_wei: string; created_at: Date };
+export type BalanceRow = { balance_wei: string; created_at: DbTime };
 
 export async function findBalance(exec: Executor, orgId: string): Promise<BalanceRow | null> {
   const { rows } = await exec.execute<BalanceRow>(sql`SELECT balance_wei, created_at
@@ -10,8 +11,8 @@ export async function findBalance(exec: Executor, orgId: string): Promise<Balanc
 }
 
 export type HistoryRow = {
-  start: Date;
-  end: Date;
+  start: DbTime;
+  end: DbTime;
   credits_wei: string;
   debits_wei: string;
   closing_balance_wei: string;

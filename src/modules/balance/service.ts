@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { dbDate, dbIso } from '../../lib/db-time.js';
 import { notFound } from '../../lib/errors.js';
 import { pageOf, parseList, type ListSpec, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_DECIMALS, NATIVE_TOKEN } from '../../lib/money.js';
@@ -76,13 +77,14 @@ export class BalanceService {
     if (!org) throw notFound('organization');
 
     const now = this.clock.now();
+    const createdAt = dbDate(org.created_at);
     const dates = q as Record<string, string | undefined>;
     const gt = dates['when_created[$gt]'];
     const gte = dates['when_created[$gte]'];
     const lt = dates['when_created[$lt]'];
     const lte = dates['when_created[$lte]'];
     const range = q['time-range'] ?? (gt !== undefined || gte !== undefined ? 'all' : 'month');
-    let from = range === 'all' ? org.created_at : maxDate(rangeStart(range, now), org.created_at);
+    let from = range === 'all' ? createdAt : maxDate(rangeStart(range, now), createdAt);
     let to = now;
     if (gt !== undefined) from = maxDate(from, new Date(Date.parse(gt) + 1));
     if (gte !== undefined) from = maxDate(from, new Date(gte));
@@ -101,14 +103,14 @@ export class BalanceService {
     const page = pageOf(
       rows,
       p,
-      (r) => r.start,
+      (r) => dbDate(r.start),
       () => '',
     );
     return {
       ...page,
       items: page.items.map((r) => ({
-        start: r.start.toISOString(),
-        end: r.end.toISOString(),
+        start: dbIso(r.start),
+        end: dbIso(r.end),
         credits_wei: r.credits_wei,
         debits_wei: r.debits_wei,
         closing_balance_wei: r.closing_balance_wei,

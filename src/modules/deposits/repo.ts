@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
 import {
   and,
   dateFilters,
@@ -16,7 +17,7 @@ export type DepositRow = {
   token: string;
   token_address: string | null;
   amount_wei: string;
-  created_at: Date;
+  created_at: DbTime;
 };
 
 export const DEPOSIT_LIST: ListSpec = {

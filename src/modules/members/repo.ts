@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
 import {
   and,
   dateFilters,
@@ -19,9 +20,9 @@ export type MemberRow = {
   role: string;
   status: string;
   invite_token_hash: string | null;
-  invite_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+  invite_expires_at: DbTime | null;
+  created_at: DbTime;
+  updated_at: DbTime;
 };
 
 const COLUMNS = sql`m.id, m.organization_id, m.wallet_id, m.email,

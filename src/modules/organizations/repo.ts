@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
 import {
   and,
   dateFilters,
@@ -16,8 +17,8 @@ export type OrganizationRow = {
   settings: { allow_self_signup?: boolean };
   role: string | null;
   balance_wei: string;
-  created_at: Date;
-  updated_at: Date;
+  created_at: DbTime;
+  updated_at: DbTime;
 };
 
 export const ORGANIZATION_LIST: ListSpec = {

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { dbDate, dbIso } from '../../lib/db-time.js';
 import { failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { parseList, pageOf, type Page } from '../../lib/list.js';
@@ -23,8 +24,8 @@ function toOrganization(row: repo.OrganizationRow): Organization {
     description: row.description,
     settings: { allow_self_signup: row.settings.allow_self_signup === true },
     role: row.role !== null && isRole(row.role) ? row.role : null,
-    when_created: row.created_at.toISOString(),
-    when_modified: row.updated_at.toISOString(),
+    when_created: dbIso(row.created_at),
+    when_modified: dbIso(row.updated_at),
   };
 }
 
@@ -61,7 +62,11 @@ export class OrganizationService {
       rows,
       p,
       (r) =>
-        p.sortBy === 'name' ? r.name : p.sortBy === 'when_modified' ? r.updated_at : r.created_at,
+        p.sortBy === 'name'
+          ? r.name
+          : p.sortBy === 'when_modified'
+            ? dbDate(r.updated_at)
+            : dbDate(r.created_at),
       (r) => r.id,
     );
     return { ...page, items: page.items.map(toOrganization) };

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
 import {
   and,
   dateFilters,
@@ -15,7 +16,7 @@ export type SupportMessageRow = {
   wallet_id: string;
   title: string;
   content: string;
-  created_at: Date;
+  created_at: DbTime;
 };
 
 export const SUPPORT_LIST: ListSpec = {
@@ -74,8 +75,8 @@ export async function recentAccessRequests(
   exec: Executor,
   clientIp: string,
   since: Date,
-): Promise<{ n: number; oldest: Date | null }> {
-  const { rows } = await exec.execute<{ n: number; oldest: Date | null }>(sql`
+): Promise<{ n: number; oldest: DbTime | null }> {
+  const { rows } = await exec.execute<{ n: number; oldest: DbTime | null }>(sql`
     SELECT count(*)::int AS n, min(created_at) AS oldest FROM access_requests
     WHERE client_ip = ${clientIp} AND created_at > ${since}`);
   return rows[0] ?? { n: 0, oldest: null };
