@@ -43,11 +43,11 @@ async function listMembers(by: TestMember, qs = '') {
     headers: by.headers,
   });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as {
+  return res.json<{
     members: { id: string; status: string; role: string; wallet_id: string | null }[];
     next: string;
     has_more: boolean;
-  };
+  }>();
 }
 
 describe('invitations', () => {
