@@ -11,6 +11,11 @@ import { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryStore } from './http/rate-limit/memory-store.js';
 import { RedisStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
+import { BalanceService } from './modules/balance/service.js';
+import { DepositService } from './modules/deposits/service.js';
+import { MemberService } from './modules/members/service.js';
+import { OrganizationService } from './modules/organizations/service.js';
+import { SupportService } from './modules/support/service.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -38,6 +43,11 @@ export interface Container extends BaseDeps {
   rateLimiter: RateLimiter;
   identity: Identity;
   workers: Worker[];
+  organizations: OrganizationService;
+  members: MemberService;
+  balance: BalanceService;
+  deposits: DepositService;
+  support: SupportService;
 }
 
 export async function createContainer(deps: BaseDeps): Promise<Container> {
@@ -60,6 +70,12 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
+  const organizations = new OrganizationService(db, clock, sessions);
+  const members = new MemberService(db, clock, sessions, sender, config.publicUrl);
+  const balance = new BalanceService(db, clock);
+  const deposits = new DepositService(db, clock);
+  const support = new SupportService(db, clock);
+
   return {
     ...deps,
     db,
@@ -71,5 +87,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     rateLimitStore,
     rateLimiter,
     workers,
+    organizations,
+    members,
+    balance,
+    deposits,
+    support,
   };
 }

@@ -5,6 +5,11 @@ import { registerJwksRoute } from './modules/auth/jwks-route.js';
 import { registerAuthRoutes } from './modules/auth/routes.js';
 import { registerConnectRoutes } from './modules/wallets/connect-routes.js';
 import { registerWalletRoutes } from './modules/wallets/routes.js';
+import { registerBalanceRoutes } from './modules/balance/routes.js';
+import { registerDepositRoutes } from './modules/deposits/routes.js';
+import { registerMemberRoutes } from './modules/members/routes.js';
+import { registerOrganizationRoutes } from './modules/organizations/routes.js';
+import { registerSupportRoutes } from './modules/support/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
@@ -13,4 +18,9 @@ export function registerRoutes(app: App, c: Container) {
   registerAuthRoutes(app, c.identity);
   registerWalletRoutes(app, c.identity);
   registerConnectRoutes(app, c.identity);
+  registerOrganizationRoutes(app, c.organizations);
+  registerMemberRoutes(app, c.members);
+  registerBalanceRoutes(app, c.balance);
+  registerDepositRoutes(app, c.deposits);
+  registerSupportRoutes(app, c.support);
 }

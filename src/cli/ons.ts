@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { readOutbox } from '../modules/notify/sender.js';
+import { dbIso } from '../lib/db-time.js';
 import { withCliDatabase } from './database.js';
+import { DEPOSITS_USAGE, DepositUsageError, runDepositsCommand } from '../modules/deposits/cli.js';
 
 /**
  * The operator command: `npm run ons -- <command> [options]`. Each command prints JSON
@@ -10,7 +12,8 @@ import { withCliDatabase } from './database.js';
 type Command = (args: string[]) => Promise<void>;
 
 const USAGE = `usage: npm run ons -- <command>
-  outbox --to <email|phone>    messages the default sender stored for that address, newest first`;
+  outbox --to <email|phone>    messages the default sender stored for that address, newest first
+${DEPOSITS_USAGE}`;
 
 const commands: Record<string, Command> = {
   async outbox(args) {
@@ -27,11 +30,22 @@ const commands: Record<string, Command> = {
             kind: row.kind,
             subject: row.subject,
             body: row.body,
-            when_created: row.created_at.toISOString(),
+            when_created: dbIso(row.created_at),
           }),
         );
       }
     });
+  },
+  async deposits(args) {
+    const line = await withCliDatabase(loadConfig(), async ({ db }) => {
+      try {
+        return await runDepositsCommand(db, args);
+      } catch (err) {
+        if (err instanceof DepositUsageError) throw new UsageError(err.message);
+        throw err;
+      }
+    });
+    console.log(line);
   },
 };
 

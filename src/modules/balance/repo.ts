@@ -1,0 +1,81 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
+
+export type BalanceRow = { balance_wei: string; created_at: DbTime };
+
+export async function findBalance(exec: Executor, orgId: string): Promise<BalanceRow | null> {
+  const { rows } = await exec.execute<BalanceRow>(sql`SELECT balance_wei, created_at
+    FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`);
+  return rows[0] ?? null;
+}
+
+export type HistoryRow = {
+  start: DbTime;
+  end: DbTime;
+  credits_wei: string;
+  debits_wei: string;
+  closing_balance_wei: string;
+};
+
+export interface HistoryPageQuery {
+  orgId: string;
+  unit: 'hour' | 'day' | 'week' | 'month';
+  /** The range; buckets are the whole UTC intervals that overlap it. */
+  from: Date;
+  to: Date;
+  /** Start of the last bucket of the previous page. */
+  after: Date | null;
+  order: 'asc' | 'desc';
+  limit: number;
+}
+
+/**
+ * One page of balance-history buckets, computed in one statement: generate_series makes
+ * the page's bucket starts (date_trunc, UTC), the ledger is summed per bucket, and each
+ * closing balance is worked back from the current balance, which equals the ledger's
+ * sum: closing(b) = balance − Σ(amounts at or after b.end). Reading the balance and the
+ * ledger in one statement sees one snapshot, so the figures always agree; only ledger
+ * rows of this page and after it are read.
+ */
+export async function historyPage(exec: Executor, q: HistoryPageQuery): Promise<HistoryRow[]> {
+  const step = `1 ${q.unit}`;
+  const dir = q.order === 'desc' ? sql`DESC` : sql`ASC`;
+  const afterCond =
+    q.after === null
+      ? sql`TRUE`
+      : q.order === 'desc'
+        ? sql`gs < (${q.after}::timestamptz AT TIME ZONE 'UTC')`
+        : sql`gs > (${q.after}::timestamptz AT TIME ZONE 'UTC')`;
+  const { rows } = await exec.execute<HistoryRow>(sql`
+    WITH page AS (
+      SELECT gs AT TIME ZONE 'UTC' AS start, (gs + ${step}::interval) AT TIME ZONE 'UTC' AS "end"
+      FROM generate_series(
+        date_trunc(${q.unit}, ${q.from}::timestamptz AT TIME ZONE 'UTC'),
+        date_trunc(${q.unit}, ${q.to}::timestamptz AT TIME ZONE 'UTC'),
+        ${step}::interval) AS gs
+      WHERE ${afterCond}
+      ORDER BY gs ${dir}
+      LIMIT ${q.limit + 1}
+    ),
+    later AS (
+      SELECT COALESCE(SUM(l.amount_wei), 0) AS s FROM ledger_entries l
+      WHERE l.organization_id = ${q.orgId}
+        AND l.created_at >= (SELECT max("end") FROM page)
+    ),
+    sums AS (
+      SELECT p.start, p."end",
+        COALESCE(SUM(l.amount_wei) FILTER (WHERE l.amount_wei > 0), 0) AS credits,
+        COALESCE(-SUM(l.amount_wei) FILTER (WHERE l.amount_wei < 0), 0) AS debits,
+        COALESCE(SUM(l.amount_wei), 0) AS net
+      FROM page p LEFT JOIN ledger_entries l ON l.organization_id = ${q.orgId}
+        AND l.created_at >= p.start AND l.created_at < p."end"
+      GROUP BY p.start, p."end"
+    )
+    SELECT s.start, s."end", s.credits::text AS credits_wei, s.debits::text AS debits_wei,
+      (o.balance_wei - (SELECT later.s FROM later)
+        - (SUM(s.net) OVER (ORDER BY s.start DESC) - s.net))::text AS closing_balance_wei
+    FROM sums s CROSS JOIN (SELECT balance_wei FROM organizations WHERE id = ${q.orgId}) o
+    ORDER BY s.start ${dir}`);
+  return rows;
+}

@@ -1,0 +1,168 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../db/pool.js';
+import type { DbTime } from '../../lib/db-time.js';
+import {
+  and,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  type ListSpec,
+  type ParsedList,
+} from '../../lib/list.js';
+import type { Role } from '../../lib/permissions.js';
+
+export type MemberRow = {
+  id: string;
+  organization_id: string;
+  wallet_id: string | null;
+  email: string | null;
+  name: string | null;
+  role: string;
+  status: string;
+  invite_token_hash: string | null;
+  invite_expires_at: DbTime | null;
+  created_at: DbTime;
+  updated_at: DbTime;
+};
+
+const COLUMNS = sql`m.id, m.organization_id, m.wallet_id, m.email,
+  COALESCE(m.name, w.name) AS name, m.role, m.status, m.invite_token_hash,
+  m.invite_expires_at, m.created_at, m.updated_at`;
+
+export const MEMBER_LIST: ListSpec = {
+  sortable: {
+    when_created: { column: sql`m.created_at`, type: 'timestamp' },
+    when_modified: { column: sql`m.updated_at`, type: 'timestamp' },
+  },
+  defaultSort: 'when_created',
+  idColumn: sql`m.id`,
+};
+
+export interface NewMember {
+  id: string;
+  orgId: string;
+  walletId: string | null;
+  email: string | null;
+  name: string | null;
+  role: Role;
+  status: 'invited' | 'active';
+  inviteTokenHash?: string;
+  inviteExpiresAt?: Date;
+  now: Date;
+}
+
+export async function insertMember(exec: Executor, m: NewMember): Promise<void> {
+  await exec.execute(sql`INSERT INTO members
+    (id, organization_id, wallet_id, email, name, role, status, invite_token_hash,
+     invite_expires_at, created_at, updated_at)
+    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, ${m.role}, ${m.status},
+      ${m.inviteTokenHash ?? null}, ${m.inviteExpiresAt ?? null}, ${m.now}, ${m.now})`);
+}
+
+export async function listMembers(
+  exec: Executor,
+  orgId: string,
+  f: { id?: string; name?: string; status?: string; dates: Record<string, unknown> },
+  p: ParsedList,
+): Promise<MemberRow[]> {
+  const where = and([
+    sql`m.organization_id = ${orgId}`,
+    f.status !== undefined ? sql`m.status = ${f.status}` : sql`m.status <> 'removed'`,
+    f.id !== undefined ? sql`m.id = ${f.id}` : undefined,
+    f.name !== undefined ? sql`lower(COALESCE(m.name, w.name)) = lower(${f.name})` : undefined,
+    ...dateFilters(f.dates, sql`m.created_at`),
+    keysetCondition(p),
+  ]);
+  const { rows } = await exec.execute<MemberRow>(sql`SELECT ${COLUMNS}
+    FROM members m LEFT JOIN wallets w ON w.id = m.wallet_id
+    WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
+  return rows;
+}
+
+/** One membership row of `orgId`, whatever its status; `forUpdate` locks it. */
+export async function findMember(
+  exec: Executor,
+  orgId: string,
+  memberId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<MemberRow | null> {
+  const { rows } = await exec.execute<MemberRow>(sql`SELECT ${COLUMNS}
+    FROM members m LEFT JOIN wallets w ON w.id = m.wallet_id
+    WHERE m.organization_id = ${orgId} AND m.id = ${memberId}
+    ${opts.forUpdate ? sql`FOR UPDATE OF m` : sql``}`);
+  return rows[0] ?? null;
+}
+
+/**
+ * Locks the active owners of `orgId` and answers how many there are. Every change that
+ * could take away an owner takes these locks first, so two concurrent demotions cannot
+ * both see "another owner remains".
+ */
+export async function lockActiveOwners(exec: Executor, orgId: string): Promise<number> {
+  const { rows } = await exec.execute<{ id: string }>(sql`SELECT id FROM members
+    WHERE organization_id = ${orgId} AND role = 'owner' AND status = 'active'
+    ORDER BY id FOR UPDATE`);
+  return rows.length;
+}
+
+export async function lockInvitationEmail(exec: Executor, orgId: string, email: string) {
+  await exec.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`invite:${orgId}:${email}`}))`);
+}
+
+/** A live membership (invited or active) of that email, directly or through its wallet. */
+export async function findLiveByEmail(
+  exec: Executor,
+  orgId: string,
+  email: string,
+): Promise<{ id: string } | null> {
+  const { rows } = await exec.execute<{ id: string }>(sql`SELECT m.id FROM members m
+    LEFT JOIN wallets w ON w.id = m.wallet_id
+    WHERE m.organization_id = ${orgId} AND m.status <> 'removed'
+      AND (lower(m.email) = ${email} OR lower(w.email) = ${email})
+    LIMIT 1`);
+  return rows[0] ?? null;
+}
+
+export async function findWalletByEmail(
+  exec: Executor,
+  email: string,
+): Promise<{ id: string; name: string | null } | null> {
+  const { rows } = await exec.execute<{ id: string; name: string | null }>(
+    sql`SELECT id, name FROM wallets WHERE lower(email) = ${email} LIMIT 1`,
+  );
+  return rows[0] ?? null;
+}
+
+export async function walletIsActiveMember(
+  exec: Executor,
+  orgId: string,
+  walletId: string,
+): Promise<boolean> {
+  const { rows } = await exec.execute<{ id: string }>(sql`SELECT id FROM members
+    WHERE organization_id = ${orgId} AND wallet_id = ${walletId} AND status = 'active'`);
+  return rows.length > 0;
+}
+
+export async function setRole(exec: Executor, memberId: string, role: Role, now: Date) {
+  await exec.execute(sql`UPDATE members SET role = ${role}, updated_at = ${now}
+    WHERE id = ${memberId}`);
+}
+
+export async function markRemoved(exec: Executor, memberId: string, now: Date) {
+  await exec.execute(sql`UPDATE members SET status = 'removed', invite_token_hash = NULL,
+      invite_expires_at = NULL, updated_at = ${now}
+    WHERE id = ${memberId}`);
+}
+
+/** Spends the invitation: active, bound to the wallet of that email when there is one. */
+export async function activateInvited(
+  exec: Executor,
+  memberId: string,
+  wallet: { id: string; name: string | null } | null,
+  now: Date,
+): Promise<void> {
+  await exec.execute(sql`UPDATE members SET status = 'active', invite_token_hash = NULL,
+      invite_expires_at = NULL, wallet_id = ${wallet?.id ?? null},
+      name = COALESCE(name, ${wallet?.name ?? null}), updated_at = ${now}
+    WHERE id = ${memberId} AND status = 'invited'`);
+}

@@ -1,0 +1,217 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { dbDate, dbIso } from '../../lib/db-time.js';
+import {
+  AppError,
+  Code,
+  conflict,
+  failedPrecondition,
+  forbidden,
+  notFound,
+} from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { pageOf, parseList, type Page } from '../../lib/list.js';
+import { isRole, type AuthContext, type Role } from '../../lib/permissions.js';
+import { hashToken, type SessionService } from '../auth/session-service.js';
+import type { MessageSender } from '../notify/sender.js';
+import { isOwner, requireOrgPermission, resolveOrgAccess } from '../organizations/access.js';
+import { findOrganization } from '../organizations/repo.js';
+import * as repo from './repo.js';
+import type {
+  ConfirmInviteQuery,
+  InviteConfirmation,
+  InviteMemberInput,
+  ListMembersQuery,
+  Member,
+} from './schema.js';
+
+/** How long an invitation can be confirmed (design.md §4: codes expire). */
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+const STATUSES = ['invited', 'active', 'removed'] as const;
+
+function toMember(row: repo.MemberRow): Member {
+  const status = STATUSES.find((s) => s === row.status) ?? 'removed';
+  return {
+    id: row.id,
+    wallet_id: row.wallet_id,
+    email: row.email,
+    name: row.name,
+    role: isRole(row.role) ? row.role : 'viewer',
+    status,
+    when_created: dbIso(row.created_at),
+    when_modified: dbIso(row.updated_at),
+  };
+}
+
+const invitationNotFound = () =>
+  new AppError(Code.NOT_FOUND, 'invitation not found, already used or expired');
+
+/**
+ * Members, roles and invitations of one organization. Owner rules: only an owner grants,
+ * changes or removes the owner role, and the last active owner can be neither demoted nor
+ * removed (400 code 9). Role changes take effect at once on this instance
+ * (`invalidateAll`) and within the session cache's 4 s everywhere else.
+ */
+export class MemberService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly sessions: SessionService,
+    private readonly sender: MessageSender,
+    private readonly publicUrl: string,
+  ) {}
+
+  async list(auth: AuthContext, orgId: string, q: ListMembersQuery): Promise<Page<Member>> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'members.read');
+    const p = parseList(q, repo.MEMBER_LIST);
+    const rows = await repo.listMembers(
+      this.db,
+      orgId,
+      { id: q.id, name: q.name, status: q.status, dates: q },
+      p,
+    );
+    const page = pageOf(
+      rows,
+      p,
+      (r) => (p.sortBy === 'when_modified' ? dbDate(r.updated_at) : dbDate(r.created_at)),
+      (r) => r.id,
+    );
+    return { ...page, items: page.items.map(toMember) };
+  }
+
+  /**
+   * Invites an email address with a role. The single-use token is sent through the message
+   * sender and stored only as its SHA-256; it expires after INVITATION_TTL_MS.
+   */
+  async invite(
+    auth: AuthContext,
+    orgId: string,
+    input: InviteMemberInput,
+  ): Promise<{ id: string }> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'members.create');
+    if (input.role === 'owner' && !isOwner(access)) {
+      throw forbidden('only an owner may grant the owner role');
+    }
+    const email = input.email.trim().toLowerCase();
+    const id = newId('member');
+    const token = randomBytes(32).toString('base64url');
+    const now = this.clock.now();
+    await this.db.transaction(async (tx) => {
+      // Serialises invitations of one address (not the organization row: fees lock that).
+      await repo.lockInvitationEmail(tx, orgId, email);
+      const org = await findOrganization(tx, orgId, auth.walletId);
+      if (!org) throw notFound('organization');
+      if (await repo.findLiveByEmail(tx, orgId, email)) {
+        throw conflict(`${email} is already a member of this organization or invited to it`);
+      }
+      await repo.insertMember(tx, {
+        id,
+        orgId,
+        walletId: null,
+        email,
+        name: null,
+        role: input.role,
+        status: 'invited',
+        inviteTokenHash: hashToken(token),
+        inviteExpiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+        now,
+      });
+      // Sent inside the transaction: if sending fails, no invitation exists without its mail.
+      const link = `${this.publicUrl}/organizations/${orgId}/invite?token=${token}&member_id=${id}`;
+      await this.sender.send({
+        channel: 'email',
+        to: email,
+        kind: 'invitation',
+        subject: `You are invited to ${org.name}`,
+        text:
+          `You are invited to join ${org.name} as ${input.role}.\n\n` +
+          `Confirm within 7 days: ${link}\n\n` +
+          `Member id: ${id}\nInvitation token: ${token}\n`,
+      });
+    });
+    return { id };
+  }
+
+  /** Changes a member's role; owner rules apply. */
+  async changeRole(auth: AuthContext, orgId: string, memberId: string, role: Role): Promise<void> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'members.update');
+    await this.db.transaction(async (tx) => {
+      // Owners first, always in the same order, so concurrent changes queue, never deadlock.
+      const owners = await repo.lockActiveOwners(tx, orgId);
+      const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
+      if (!member || member.status === 'removed') throw notFound('member');
+      if ((member.role === 'owner' || role === 'owner') && !isOwner(access)) {
+        throw forbidden('only an owner may grant or change the owner role');
+      }
+      if (
+        member.role === 'owner' &&
+        role !== 'owner' &&
+        member.status === 'active' &&
+        owners <= 1
+      ) {
+        throw failedPrecondition(
+          'the last owner cannot be demoted; make another member owner first',
+        );
+      }
+      await repo.setRole(tx, memberId, role, this.clock.now());
+    });
+    this.sessions.invalidateAll();
+  }
+
+  /** Removes a member (or withdraws an invitation); owner rules apply. */
+  async remove(auth: AuthContext, orgId: string, memberId: string): Promise<void> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'members.delete');
+    await this.db.transaction(async (tx) => {
+      const owners = await repo.lockActiveOwners(tx, orgId);
+      const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
+      if (!member || member.status === 'removed') throw notFound('member');
+      if (member.role === 'owner' && !isOwner(access)) {
+        throw forbidden('only an owner may remove an owner');
+      }
+      if (member.role === 'owner' && member.status === 'active' && owners <= 1) {
+        throw failedPrecondition(
+          'the last owner cannot be removed; make another member owner first',
+        );
+      }
+      await repo.markRemoved(tx, memberId, this.clock.now());
+    });
+    this.sessions.invalidateAll();
+  }
+
+  /**
+   * Confirms an invitation (no credential: the token is the proof). A wrong, used or
+   * expired token → 404 code 5. The membership becomes active and is bound to the wallet
+   * that has that email, when one exists; otherwise it is bound when that email signs up.
+   */
+  async confirmInvite(orgId: string, q: ConfirmInviteQuery): Promise<InviteConfirmation> {
+    const now = this.clock.now();
+    const member = await this.db.transaction(async (tx) => {
+      const org = await findOrganization(tx, orgId, '');
+      const m = await repo.findMember(tx, orgId, q.member_id, { forUpdate: true });
+      if (!org || !m || m.status !== 'invited' || !m.invite_token_hash || !m.invite_expires_at) {
+        throw invitationNotFound();
+      }
+      const given = Buffer.from(hashToken(q.token), 'hex');
+      const stored = Buffer.from(m.invite_token_hash, 'hex');
+      if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
+        throw invitationNotFound();
+      }
+      if (dbDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
+      const wallet = m.email ? await repo.findWalletByEmail(tx, m.email) : null;
+      if (wallet && (await repo.walletIsActiveMember(tx, orgId, wallet.id))) {
+        throw conflict('the wallet with this email is already a member of this organization');
+      }
+      await repo.activateInvited(tx, m.id, wallet, now);
+      return repo.findMember(tx, orgId, m.id);
+    });
+    if (!member) throw invitationNotFound();
+    this.sessions.invalidateAll();
+    return { organization_id: orgId, member: toMember(member) };
+  }
+}

@@ -1,0 +1,60 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../db/pool.js';
+import { forbidden, notFound } from '../../lib/errors.js';
+import {
+  isRole,
+  permissionsOfRole,
+  type AuthContext,
+  type Permission,
+  type Role,
+} from '../../lib/permissions.js';
+
+/** What the caller may do in one organization named by a path (`/organizations/{id}/…`). */
+export interface OrgAccess {
+  orgId: string;
+  /** The caller's role there (for an API key: its creator's role, when known). */
+  role: Role | null;
+  permissions: ReadonlySet<Permission>;
+  isApiKey: boolean;
+}
+
+type MembershipRow = { role: string };
+
+/**
+ * Resolves the caller's standing in `orgId`. A person acts with their role in THAT
+ * organization (they may be a member of several; the token's context does not matter);
+ * an API key acts only in its own organization, with exactly its permissions. Anything
+ * else, and a deleted organization, is 404 code 5 — never 403 — so ids of other
+ * organizations reveal nothing.
+ */
+export async function resolveOrgAccess(
+  exec: Executor,
+  auth: AuthContext,
+  orgId: string,
+): Promise<OrgAccess> {
+  if (auth.kind === 'api_key') {
+    if (auth.orgId !== orgId) throw notFound('organization');
+    const { rows } = await exec.execute<{ id: string }>(
+      sql`SELECT id FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`,
+    );
+    if (rows.length === 0) throw notFound('organization');
+    return { orgId, role: auth.role, permissions: auth.permissions, isApiKey: true };
+  }
+  const { rows } = await exec.execute<MembershipRow>(sql`
+    SELECT m.role FROM members m JOIN organizations o ON o.id = m.organization_id
+    WHERE m.organization_id = ${orgId} AND m.wallet_id = ${auth.walletId}
+      AND m.status = 'active' AND o.deleted_at IS NULL`);
+  const role = rows[0]?.role;
+  if (role === undefined || !isRole(role)) throw notFound('organization');
+  return { orgId, role, permissions: permissionsOfRole(role), isApiKey: false };
+}
+
+/** 403 code 7 unless the caller holds `perm` in that organization. */
+export function requireOrgPermission(access: OrgAccess, perm: Permission): void {
+  if (!access.permissions.has(perm)) throw forbidden(`missing permission ${perm}`);
+}
+
+/** Only owners grant, change or remove the owner role (design.md §4). */
+export function isOwner(access: OrgAccess): boolean {
+  return access.role === 'owner';
+}

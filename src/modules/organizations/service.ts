@@ -1,0 +1,173 @@
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { dbDate, dbIso } from '../../lib/db-time.js';
+import { failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { parseList, pageOf, type Page } from '../../lib/list.js';
+import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
+import { isRole, requirePermission, type AuthContext } from '../../lib/permissions.js';
+import type { SessionService, TokenResponse } from '../auth/session-service.js';
+import { insertMember } from '../members/repo.js';
+import { requireOrgPermission, resolveOrgAccess } from './access.js';
+import * as repo from './repo.js';
+import type {
+  CreateOrganizationInput,
+  ListOrganizationsQuery,
+  Organization,
+  UpdateOrganizationInput,
+} from './schema.js';
+
+function toOrganization(row: repo.OrganizationRow): Organization {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    settings: { allow_self_signup: row.settings.allow_self_signup === true },
+    role: row.role !== null && isRole(row.role) ? row.role : null,
+    when_created: dbIso(row.created_at),
+    when_modified: dbIso(row.updated_at),
+  };
+}
+
+/**
+ * Organizations: the tenants. A person sees the organizations they are an active member
+ * of; an API key sees only its own. Every read of one organization goes through
+ * `resolveOrgAccess`, so another organization's id answers 404.
+ */
+export class OrganizationService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly sessions: SessionService,
+  ) {}
+
+  /** The organizations the caller belongs to, with its role in each. */
+  async list(auth: AuthContext, q: ListOrganizationsQuery): Promise<Page<Organization>> {
+    if (auth.kind === 'api_key') requirePermission(auth, 'organizations.read');
+    const p = parseList(q, repo.ORGANIZATION_LIST);
+    const rows = await repo.listForWallet(
+      this.db,
+      auth.walletId,
+      {
+        id: q.id,
+        name: q.name,
+        autocomplete: q.autocomplete,
+        roleName: q.role_name,
+        onlyOrgId: auth.kind === 'api_key' ? (auth.orgId ?? '') : undefined,
+        dates: q,
+      },
+      p,
+    );
+    const page = pageOf(
+      rows,
+      p,
+      (r) =>
+        p.sortBy === 'name'
+          ? r.name
+          : p.sortBy === 'when_modified'
+            ? dbDate(r.updated_at)
+            : dbDate(r.created_at),
+      (r) => r.id,
+    );
+    return { ...page, items: page.items.map(toOrganization) };
+  }
+
+  /**
+   * Creates an organization; its creator becomes `owner`. A person may always create one
+   * (that is how a standalone account starts); an API key needs `organizations.create`
+   * and makes the wallet that created the key the owner.
+   */
+  async create(auth: AuthContext, input: CreateOrganizationInput): Promise<{ id: string }> {
+    if (auth.kind === 'api_key') requirePermission(auth, 'organizations.create');
+    const id = newId('organization');
+    const now = this.clock.now();
+    await this.db.transaction(async (tx) => {
+      const wallet = await repo.findWallet(tx, auth.walletId);
+      if (!wallet) throw notFound('wallet');
+      await repo.insertOrganization(tx, {
+        id,
+        name: input.name,
+        description: input.description ?? '',
+        allowSelfSignup: input.settings?.allow_self_signup ?? false,
+        now,
+      });
+      await insertMember(tx, {
+        id: newId('member'),
+        orgId: id,
+        walletId: auth.walletId,
+        email: wallet.email,
+        name: wallet.name,
+        role: 'owner',
+        status: 'active',
+        now,
+      });
+      await repo.setDefaultOrgIfNone(tx, auth.walletId, id);
+    });
+    return { id };
+  }
+
+  async get(auth: AuthContext, orgId: string): Promise<Organization> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'organizations.read');
+    const row = await repo.findOrganization(this.db, orgId, auth.walletId);
+    if (!row) throw notFound('organization');
+    return toOrganization({ ...row, role: access.role });
+  }
+
+  async update(auth: AuthContext, orgId: string, input: UpdateOrganizationInput): Promise<void> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'organizations.update');
+    await repo.updateOrganization(this.db, orgId, input, this.clock.now());
+  }
+
+  /**
+   * Soft-deletes an organization. Only an owner (`organizations.delete`), and only once it
+   * holds no balance and has no other active members: the message says which is in the way.
+   */
+  async remove(auth: AuthContext, orgId: string): Promise<void> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'organizations.delete');
+    await this.db.transaction(async (tx) => {
+      // Locking the row keeps a deposit or a new member from slipping in meanwhile.
+      const row = await repo.findOrganization(tx, orgId, auth.walletId, { forUpdate: true });
+      if (!row) throw notFound('organization');
+      const reasons: string[] = [];
+      const balance = BigInt(row.balance_wei);
+      if (balance > 0n) {
+        reasons.push(`it still holds a balance of ${formatTokens(balance)} ${NATIVE_TOKEN}`);
+      }
+      const others = await repo.countOtherActiveMembers(tx, orgId, auth.walletId);
+      if (others > 0) {
+        reasons.push(`it still has ${others} other active member${others === 1 ? '' : 's'}`);
+      }
+      if (reasons.length > 0) {
+        throw failedPrecondition(`the organization cannot be deleted: ${reasons.join(' and ')}`);
+      }
+      await repo.softDeleteOrganization(tx, orgId, this.clock.now());
+    });
+    this.sessions.invalidateAll();
+  }
+
+  /**
+   * New tokens in another organization's context (a person only; the route refuses keys).
+   * Not an active member of a live organization → 403 code 7.
+   */
+  async switchTo(
+    auth: AuthContext,
+    orgId: string,
+    client: { device: string; ip: string },
+  ): Promise<TokenResponse> {
+    if (auth.kind !== 'user') throw forbidden('needs a signed-in person');
+    return this.db.transaction(async (tx) => {
+      const row = await repo.findOrganization(tx, orgId, auth.walletId);
+      if (!row || row.role === null) throw forbidden('not a member of that organization');
+      await repo.setDefaultOrg(tx, auth.walletId, orgId, this.clock.now());
+      return this.sessions.issue(tx, {
+        walletId: auth.walletId,
+        orgId,
+        device: client.device,
+        ip: client.ip,
+      });
+    });
+  }
+}
