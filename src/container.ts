@@ -6,6 +6,11 @@ import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
+import { IndexerService } from './modules/indexer/service.js';
+import { ObjectService } from './modules/objects/service.js';
+import { createBlobStore } from './modules/storage/create-store.js';
+import { StorageService } from './modules/storage/service.js';
+import { TemplateService } from './modules/templates/service.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -29,6 +34,10 @@ export interface Container extends BaseDeps {
   sessions: SessionService;
   verifiers: CredentialVerifiers;
   sender: MessageSender;
+  templates: TemplateService;
+  objects: ObjectService;
+  storage: StorageService;
+  indexer: IndexerService;
   workers: Worker[];
 }
 
@@ -39,6 +48,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
+  const templates = new TemplateService(db, clock);
+  const objects = new ObjectService(db);
+  const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
+  const indexer = new IndexerService(db);
   const workers: Worker[] = [];
 
   const verifiers: CredentialVerifiers = {
@@ -47,5 +60,17 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
+  return {
+    ...deps,
+    db,
+    tokens,
+    sessions,
+    verifiers,
+    sender,
+    templates,
+    objects,
+    storage,
+    indexer,
+    workers,
+  };
 }
