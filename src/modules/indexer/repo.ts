@@ -1,7 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import { asDate, asNumber } from '../../db/values.js';
 import type { ObjectRow } from '../objects/record.js';
-import { OBJECT_COLUMNS } from '../objects/repo.js';
+import { OBJECT_COLUMNS, objectRow } from '../objects/repo.js';
 
 /** Full-text match of `terms` (web-search syntax) on object text and template names. */
 export function textMatch(orgId: string, terms: string): SQL {
@@ -24,7 +25,7 @@ export async function searchObjects(
 ): Promise<ObjectRow[]> {
   const { rows } = await exec.execute<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
     WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
-  return rows;
+  return rows.map(objectRow);
 }
 
 export type ActionLogRow = {
@@ -61,5 +62,5 @@ export async function listObjectHistory(
       signature_type, nonce, params, object_id, template_id, fee_wei, batch_id, created_at
     FROM action_logs WHERE organization_id = ${orgId} AND object_id = ${objectId} AND ${where}
     ${order} LIMIT ${limit}`);
-  return rows;
+  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }

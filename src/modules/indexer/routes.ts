@@ -1,7 +1,13 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { ObjectList } from '../objects/schema.js';
-import { HistoryList, HistoryParams, HistoryQuery, SearchQuery, StructuredQuery } from './schema.js';
+import {
+  HistoryList,
+  HistoryParams,
+  HistoryQuery,
+  SearchQuery,
+  StructuredQuery,
+} from './schema.js';
 import type { IndexerService } from './service.js';
 
 const tags = ['indexer'];

@@ -22,7 +22,11 @@ import type { ActionLogRecord, HistoryQuery, SearchQuery, StructuredQuery } from
 export const MAX_CUSTOM_FILTERS = 8;
 const FIELD_RE = /^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,3}$/;
 
-const OBJECTS: ListSpec = { sortable: OBJECT_SORTS, defaultSort: 'when_created', idColumn: sql`id` };
+const OBJECTS: ListSpec = {
+  sortable: OBJECT_SORTS,
+  defaultSort: 'when_created',
+  idColumn: sql`id`,
+};
 const HISTORY: ListSpec = {
   sortable: { when_created: OBJECT_SORTS.when_created },
   defaultSort: 'when_created',
@@ -93,7 +97,11 @@ function customFilters(q: Record<string, unknown>): SQL[] {
 export class IndexerService {
   constructor(private readonly db: Db) {}
 
-  private async objectPage(orgId: string, q: Record<string, unknown>, filters: (SQL | undefined)[]) {
+  private async objectPage(
+    orgId: string,
+    q: Record<string, unknown>,
+    filters: (SQL | undefined)[],
+  ) {
     const p = parseList(q, OBJECTS);
     const where = and([keysetCondition(p), ...dateFilters(q, sql`created_at`), ...filters]);
     const rows = await repo.searchObjects(this.db, orgId, where, orderBy(p), p.limit + 1);
@@ -125,14 +133,30 @@ export class IndexerService {
   }
 
   /** An object's applied actions, newest first by default. */
-  async history(auth: AuthContext, objectId: string, q: HistoryQuery): Promise<Page<ActionLogRecord>> {
+  async history(
+    auth: AuthContext,
+    objectId: string,
+    q: HistoryQuery,
+  ): Promise<Page<ActionLogRecord>> {
     requirePermission(auth, 'actions.read');
     const orgId = requireOrg(auth);
     if (!(await repo.objectExists(this.db, orgId, objectId))) throw notFound('object');
     const p = parseList(q, HISTORY);
     const where = and([keysetCondition(p), ...dateFilters(q, sql`created_at`)]);
-    const rows = await repo.listObjectHistory(this.db, orgId, objectId, where, orderBy(p), p.limit + 1);
-    const page = pageOf(rows, p, (r) => r.created_at, (r) => r.id);
+    const rows = await repo.listObjectHistory(
+      this.db,
+      orgId,
+      objectId,
+      where,
+      orderBy(p),
+      p.limit + 1,
+    );
+    const page = pageOf(
+      rows,
+      p,
+      (r) => r.created_at,
+      (r) => r.id,
+    );
     return { ...page, items: page.items.map(toActionLogRecord) };
   }
 }

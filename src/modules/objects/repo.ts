@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import { asDate } from '../../db/values.js';
 import type { ObjectRow } from './record.js';
 
 /**
@@ -10,6 +11,13 @@ export const OBJECT_COLUMNS = sql.raw(`id, organization_id, template_id, owner, 
   custom_hash, latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped,
   is_public, nonce, version, state_hash, content_hash, integrity_hash, prev_integrity_hash,
   collection_id, created_at, updated_at`);
+
+/** Dates as Dates, however the driver delivered them. */
+export function objectRow(row: ObjectRow): ObjectRow {
+  row.created_at = asDate(row.created_at);
+  row.updated_at = asDate(row.updated_at);
+  return row;
+}
 
 /** The sort columns of object lists (the allow-list of sortBy). */
 export const OBJECT_SORTS = {
@@ -25,7 +33,7 @@ export async function findObject(
   const { rows } = await exec.execute<ObjectRow>(
     sql`SELECT ${OBJECT_COLUMNS} FROM objects WHERE organization_id = ${orgId} AND id = ${id}`,
   );
-  return rows[0] ?? null;
+  return rows[0] ? objectRow(rows[0]) : null;
 }
 
 /** A page of one organization's objects; `where` and `order` come from the list helpers. */
@@ -38,7 +46,7 @@ export async function listObjects(
 ): Promise<ObjectRow[]> {
   const { rows } = await exec.execute<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
     WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
-  return rows;
+  return rows.map(objectRow);
 }
 
 /**
@@ -53,5 +61,5 @@ export async function listPublicObjects(
 ): Promise<ObjectRow[]> {
   const { rows } = await exec.execute<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
     WHERE is_public AND ${where} ${order} LIMIT ${limit}`);
-  return rows;
+  return rows.map(objectRow);
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import { asDate, asNumber } from '../../db/values.js';
 
 /** A row of `files`. */
 export type FileRow = {
@@ -24,5 +25,8 @@ export async function insertFile(exec: Executor, f: FileRow): Promise<void> {
 /** A file by id; the service decides who may read it (public files are for anyone). */
 export async function findFile(exec: Executor, id: string): Promise<FileRow | null> {
   const { rows } = await exec.execute<FileRow>(sql`SELECT * FROM files WHERE id = ${id}`);
-  return rows[0] ?? null;
+  const row = rows[0];
+  return row
+    ? { ...row, size_bytes: asNumber(row.size_bytes), created_at: asDate(row.created_at) }
+    : null;
 }

@@ -12,11 +12,7 @@ const tags = ['storage'];
  * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
  * configured size limit: a file beyond it is 413 code 3.
  */
-export function registerStorageRoutes(
-  app: App,
-  storage: StorageService,
-  uploadLimitBytes: number,
-) {
+export function registerStorageRoutes(app: App, storage: StorageService, uploadLimitBytes: number) {
   void app.register(async (scope: App) => {
     await scope.register(multipart, {
       limits: { fileSize: uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
@@ -55,7 +51,8 @@ export function registerStorageRoutes(
             isPublic = part.value === 'true';
           }
         }
-        if (!file) throw invalid('the field `file` is required', [{ field: 'file', reason: 'is required' }]);
+        if (!file)
+          throw invalid('the field `file` is required', [{ field: 'file', reason: 'is required' }]);
         return storage.upload(auth, { ...file, isPublic });
       },
     );
@@ -66,10 +63,15 @@ export function registerStorageRoutes(
         config: { auth: 'optional', permission: 'authenticated' },
         schema: {
           tags,
-          summary: 'Download a file (public files without auth; private ones for their organization)',
+          summary:
+            'Download a file (public files without auth; private ones for their organization)',
           params: FileIdParams,
           response: {
-            200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'the file bytes' }),
+            200: Type.Unsafe<Buffer>({
+              type: 'string',
+              format: 'binary',
+              description: 'the file bytes',
+            }),
           },
         },
       },

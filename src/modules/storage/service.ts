@@ -61,7 +61,8 @@ export class StorageService {
   async upload(auth: AuthContext, up: Upload): Promise<ImageRecord> {
     requirePermission(auth, 'storage.create');
     const orgId = requireOrg(auth);
-    if (up.bytes.length === 0) throw invalid('the file is empty', [{ field: 'file', reason: 'is empty' }]);
+    if (up.bytes.length === 0)
+      throw invalid('the file is empty', [{ field: 'file', reason: 'is empty' }]);
     const type = await detectAllowedType(up.bytes);
     if (!type) {
       throw invalid(`file type not allowed; allowed: ${[...ALLOWED_TYPES].join(', ')}`, [

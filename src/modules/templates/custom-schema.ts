@@ -19,7 +19,8 @@ const cache = new Map<string, ValidateFunction>();
 
 function compile(schema: Record<string, unknown>): ValidateFunction {
   const validate = ajv.compile(schema);
-  if ((validate as { $async?: unknown }).$async) throw new Error('asynchronous schemas are not supported');
+  if ((validate as { $async?: unknown }).$async)
+    throw new Error('asynchronous schemas are not supported');
   return validate;
 }
 

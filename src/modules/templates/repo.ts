@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import { asDate } from '../../db/values.js';
 import type { Face } from '../objects/hashes.js';
 
 /** A row of `templates`. */
@@ -16,6 +17,12 @@ export type TemplateRow = {
   created_at: Date;
   updated_at: Date;
 };
+
+function templateRow(row: TemplateRow): TemplateRow {
+  row.created_at = asDate(row.created_at);
+  row.updated_at = asDate(row.updated_at);
+  return row;
+}
 
 export type NewTemplate = Omit<TemplateRow, 'updated_at'>;
 
@@ -40,13 +47,13 @@ export async function findTemplate(
   const { rows } = await exec.execute<TemplateRow>(
     sql`SELECT * FROM templates WHERE organization_id = ${orgId} AND id = ${id} ${lock}`,
   );
-  return rows[0] ?? null;
+  return rows[0] ? templateRow(rows[0]) : null;
 }
 
 /** A template by id alone: public reads and the event bus (which checks the org itself). */
 export async function findTemplateById(exec: Executor, id: string): Promise<TemplateRow | null> {
   const { rows } = await exec.execute<TemplateRow>(sql`SELECT * FROM templates WHERE id = ${id}`);
-  return rows[0] ?? null;
+  return rows[0] ? templateRow(rows[0]) : null;
 }
 
 export async function listTemplates(
@@ -58,7 +65,7 @@ export async function listTemplates(
 ): Promise<TemplateRow[]> {
   const { rows } = await exec.execute<TemplateRow>(sql`SELECT * FROM templates
     WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
-  return rows;
+  return rows.map(templateRow);
 }
 
 export async function saveTemplate(exec: Executor, t: TemplateRow): Promise<void> {
