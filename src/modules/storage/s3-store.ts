@@ -29,6 +29,8 @@ export class S3BlobStore implements BlobStore {
   signed(method: 'PUT' | 'GET' | 'HEAD', key: string, body?: Buffer, type?: string) {
     const headers: Record<string, string> = {};
     if (type) headers['content-type'] = type;
+    // The key is the body's SHA-256, so the payload is signed without hashing it again.
+    if (body) headers['x-amz-content-sha256'] = key;
     return this.client.sign(`${this.base}/${checkKey(key)}`, {
       method,
       headers,
