@@ -42,7 +42,7 @@ export function registerIndexerRoutes(app: App, indexer: IndexerService) {
       },
     },
     async (req) => {
-      const page = await indexer.query(authOf(req), req.query as StructuredQuery);
+      const page = await indexer.query(authOf(req), req.query);
       return { objects: page.items, next: page.next, has_more: page.has_more };
     },
   );
