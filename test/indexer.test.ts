@@ -139,7 +139,7 @@ describe('GET /indexer/objects/{id}/history', () => {
     const mint = await insertActionLog(svc, {
       orgId: m.orgId,
       walletId: m.walletId,
-      objectId: o.sword,
+      objectId: o.sword!,
       templateId: tpl,
       name: 'mint',
       nonce: 0,
@@ -148,7 +148,7 @@ describe('GET /indexer/objects/{id}/history', () => {
     const transfer = await insertActionLog(svc, {
       orgId: m.orgId,
       walletId: m.walletId,
-      objectId: o.sword,
+      objectId: o.sword!,
       templateId: tpl,
       name: 'transfer',
       nonce: 1,
@@ -157,7 +157,7 @@ describe('GET /indexer/objects/{id}/history', () => {
     await insertActionLog(svc, {
       orgId: m.orgId,
       walletId: m.walletId,
-      objectId: o.shield,
+      objectId: o.shield!,
       templateId: tpl,
       name: 'mint',
       nonce: 2,

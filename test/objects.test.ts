@@ -22,7 +22,7 @@ const at = (s: number) => new Date(t0.getTime() + s * 1000);
 // Independent of src/lib/hash.ts: RFC 8785 via the canonicalize package, SHA-256 via node.
 const H = (v: unknown) => '0x' + createHash('sha256').update(canonicalize(v)!).digest('hex');
 
-type Obj = Record<string, unknown>;
+type Obj = { id: string };
 const ids = (body: { objects: Obj[] }) => body.objects.map((o) => o.id);
 const pub = async (q: string) => {
   const res = await svc.app.inject({ method: 'GET', url: `/public/objects${q}` });

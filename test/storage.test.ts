@@ -109,7 +109,7 @@ describe('POST /storage/upload', () => {
       [{ name: 'other', filename: 'x.png', data: PNG }],
     ]) {
       const res = await upload(m.headers, parts);
-      expect(res.statusCode, JSON.stringify(parts[0]?.filename)).toBe(400);
+      expect(res.statusCode, JSON.stringify(parts[0])).toBe(400);
       expect(res.json().code).toBe(3);
     }
     const notMultipart = await svc.app.inject({
