@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/pool.js';
+import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
@@ -49,7 +50,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
   const templates = new TemplateService(db, clock);
-  const objects = new ObjectService(db);
+  const objects = new ObjectService(db, preparedRows(database.pool));
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
   const workers: Worker[] = [];

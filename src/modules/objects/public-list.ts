@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../db/pool.js';
+import type { RowRunner } from '../../db/prepared.js';
 import {
   and,
   dateFilters,
@@ -50,10 +50,10 @@ function conditions(q: PublicObjectsQuery): (SQL | undefined)[] {
  * GET /public/objects: objects of public templates, newest first by default. One query
  * for the page, plus one for the faces and actions of its templates when asked for.
  */
-export async function listPublic(exec: Executor, q: PublicObjectsQuery): Promise<PublicObjectList> {
+export async function listPublic(run: RowRunner, q: PublicObjectsQuery): Promise<PublicObjectList> {
   const p = parseList(q, PUBLIC_LIST);
   const where = and([keysetCondition(p), ...conditions(q)]);
-  const rows = await listPublicObjects(exec, where, orderBy(p), p.limit + 1);
+  const rows = await listPublicObjects(run, where, orderBy(p), p.limit + 1);
   const page = pageOf(
     rows,
     p,
@@ -69,7 +69,7 @@ export async function listPublic(exec: Executor, q: PublicObjectsQuery): Promise
   };
   if ((q.include_faces || q.include_actions) && page.items.length > 0) {
     const ids = [...new Set(page.items.map((o) => o.template_id))];
-    for (const t of await publicFacesAndActions(exec, ids)) {
+    for (const t of await publicFacesAndActions(run, ids)) {
       if (q.include_faces) for (const face of t.faces) out.faces.push({ template_id: t.id, face });
       if (q.include_actions) out.actions.push({ template_id: t.id, actions: t.actions });
     }

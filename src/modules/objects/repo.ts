@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
 import type { ObjectRow } from './record.js';
 
@@ -54,12 +55,12 @@ export async function listObjects(
  * the planner can match the partial indexes `WHERE is_public` of 0007_objects.sql.
  */
 export async function listPublicObjects(
-  exec: Executor,
+  run: RowRunner,
   where: SQL,
   order: SQL,
   limit: number,
 ): Promise<ObjectRow[]> {
-  const { rows } = await exec.execute<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
+  const rows = await run<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
     WHERE is_public AND ${where} ${order} LIMIT ${limit}`);
   return rows.map(objectRow);
 }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/pool.js';
+import { rowsVia, type RowRunner } from '../../db/prepared.js';
 import { notFound } from '../../lib/errors.js';
 import {
   and,
@@ -24,7 +25,15 @@ const LIST: ListSpec = { sortable: OBJECT_SORTS, defaultSort: 'when_created', id
  * signed actions applied by the event bus.
  */
 export class ObjectService {
-  constructor(private readonly db: Db) {}
+  private readonly publicRows: RowRunner;
+
+  /** `publicRows`: how the public list reads (prepared statements in the service). */
+  constructor(
+    private readonly db: Db,
+    publicRows?: RowRunner,
+  ) {
+    this.publicRows = publicRows ?? rowsVia(db);
+  }
 
   /** The caller's organization's objects (filters owner, template, dropped, redeemed, dates). */
   async list(auth: AuthContext, q: ListObjectsQuery): Promise<Page<ObjectRecord>> {
@@ -61,6 +70,6 @@ export class ObjectService {
 
   /** The public list (no caller): objects of public templates only. */
   async listPublic(q: PublicObjectsQuery): Promise<PublicObjectList> {
-    return listPublic(this.db, q);
+    return listPublic(this.publicRows, q);
   }
 }

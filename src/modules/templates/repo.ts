@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
 import type { Face } from '../objects/hashes.js';
 
@@ -97,11 +98,10 @@ export type FacesActionsRow = { id: string; faces: Face[]; actions: string[] };
 
 /** Faces and actions of the given public templates, in one query. */
 export async function publicFacesAndActions(
-  exec: Executor,
+  run: RowRunner,
   templateIds: string[],
 ): Promise<FacesActionsRow[]> {
   if (templateIds.length === 0) return [];
-  const { rows } = await exec.execute<FacesActionsRow>(sql`SELECT id, faces, actions
+  return run<FacesActionsRow>(sql`SELECT id, faces, actions
     FROM templates WHERE id = ANY(${sql.param(templateIds)}::text[]) AND is_public ORDER BY id`);
-  return rows;
 }
