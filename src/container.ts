@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database, Db } from './db/pool.js';
+import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
 import { createIdentity, type Identity } from './modules/auth/identity.js';
@@ -16,6 +17,11 @@ import { DepositService } from './modules/deposits/service.js';
 import { MemberService } from './modules/members/service.js';
 import { OrganizationService } from './modules/organizations/service.js';
 import { SupportService } from './modules/support/service.js';
+import { IndexerService } from './modules/indexer/service.js';
+import { ObjectService } from './modules/objects/service.js';
+import { createBlobStore } from './modules/storage/create-store.js';
+import { StorageService } from './modules/storage/service.js';
+import { TemplateService } from './modules/templates/service.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -42,6 +48,10 @@ export interface Container extends BaseDeps {
   rateLimitStore: RateLimitStore;
   rateLimiter: RateLimiter;
   identity: Identity;
+  templates: TemplateService;
+  objects: ObjectService;
+  storage: StorageService;
+  indexer: IndexerService;
   workers: Worker[];
   organizations: OrganizationService;
   members: MemberService;
@@ -62,6 +72,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     : new MemoryStore();
   const rateLimiter = new RateLimiter(rateLimitStore);
   const identity = createIdentity({ config, db, clock, logger: deps.logger, sessions, sender });
+  const templates = new TemplateService(db, clock);
+  const objects = new ObjectService(db, preparedRows(database.pool));
+  const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
+  const indexer = new IndexerService(db);
   const workers: Worker[] = [];
 
   const verifiers: CredentialVerifiers = {
@@ -92,5 +106,9 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     balance,
     deposits,
     support,
+    templates,
+    objects,
+    storage,
+    indexer,
   };
 }

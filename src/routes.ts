@@ -10,6 +10,10 @@ import { registerDepositRoutes } from './modules/deposits/routes.js';
 import { registerMemberRoutes } from './modules/members/routes.js';
 import { registerOrganizationRoutes } from './modules/organizations/routes.js';
 import { registerSupportRoutes } from './modules/support/routes.js';
+import { registerIndexerRoutes } from './modules/indexer/routes.js';
+import { registerObjectRoutes } from './modules/objects/routes.js';
+import { registerStorageRoutes } from './modules/storage/routes.js';
+import { registerTemplateRoutes } from './modules/templates/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
@@ -23,4 +27,8 @@ export function registerRoutes(app: App, c: Container) {
   registerBalanceRoutes(app, c.balance);
   registerDepositRoutes(app, c.deposits);
   registerSupportRoutes(app, c.support);
+  registerTemplateRoutes(app, c.templates);
+  registerObjectRoutes(app, c.objects);
+  registerStorageRoutes(app, c.storage, c.config.storage.uploadLimitBytes);
+  registerIndexerRoutes(app, c.indexer);
 }

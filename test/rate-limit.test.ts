@@ -5,6 +5,7 @@ import { startTestService, type TestService } from './helpers/service.js';
 let svc: TestService;
 beforeAll(async () => {
   svc = await startTestService({
+    env: { RATE_LIMIT_ENABLED: 'true' },
     extraRoutes: (app) => {
       app.post(
         '/test/upload-like',

@@ -25,6 +25,8 @@ export type ObjectRow = {
   prev_integrity_hash: string;
   created_at: Date;
   updated_at: Date;
+  /** Set from the mint's params (0007_objects.sql); absent only in rows read before it. */
+  collection_id?: string | null;
 };
 
 /** The object record of spec §2.3, every field present. */
@@ -45,6 +47,7 @@ export interface ObjectRecord {
   prev_integrity_hash: string;
   is_redeemed: boolean;
   is_dropped: boolean;
+  collection_id: string | null;
   when_created: string;
   when_modified: string;
 }
@@ -85,6 +88,7 @@ export function toObjectRecord(row: ObjectRow): ObjectRecord {
     prev_integrity_hash: row.prev_integrity_hash,
     is_redeemed: row.is_redeemed,
     is_dropped: row.is_dropped,
+    collection_id: row.collection_id ?? null,
     when_created: row.created_at.toISOString(),
     when_modified: row.updated_at.toISOString(),
   };
@@ -132,6 +136,7 @@ export const ObjectRecordSchema = Type.Object({
   prev_integrity_hash: Type.String(),
   is_redeemed: Type.Boolean(),
   is_dropped: Type.Boolean(),
+  collection_id: Type.Union([Type.String(), Type.Null()]),
   when_created: DateTime,
   when_modified: DateTime,
 });

@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
+import type { Executor } from './pool.js';
+
+/** Runs a query and answers its rows: how hot-path repos take their database. */
+export type RowRunner = <T>(query: SQL) => Promise<T[]>;
+
+const dialect = new PgDialect();
+
+/** Rows through an Executor (the database or a transaction): the ordinary path. */
+export function rowsVia(exec: Executor): RowRunner {
+  return async <T>(query: SQL) => (await exec.execute(query)).rows as T[];
+}
+
+/**
+ * Rows through a named prepared statement on the pool: each connection parses a query
+ * shape once and PostgreSQL may reuse its plan. For hot read paths whose SQL takes a
+ * bounded number of shapes (the name is a digest of the text).
+ */
+export function preparedRows(pool: pg.Pool): RowRunner {
+  return async <T>(query: SQL) => {
+    const { sql: text, params } = dialect.sqlToQuery(query);
+    const name = `p_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    const res = await pool.query({ name, text, values: params });
+    return res.rows as T[];
+  };
+}

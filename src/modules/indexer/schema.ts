@@ -1,0 +1,53 @@
+import { Type, type Static } from 'typebox';
+import { dateFilterProperties, ListEnvelope, listQueryProperties } from '../../lib/list.js';
+
+export const SearchQuery = Type.Object({
+  ...listQueryProperties,
+  q: Type.String({ minLength: 1, maxLength: 200, description: 'words to find' }),
+});
+export type SearchQuery = Static<typeof SearchQuery>;
+
+/**
+ * Structured filters. `custom.<field>=<value>` (any number up to MAX_CUSTOM_FILTERS)
+ * matches objects whose custom field equals the value; a dotted field reaches into
+ * nested objects (`custom.size.width=3`).
+ */
+export const StructuredQuery = Type.Object(
+  {
+    ...listQueryProperties,
+    template_id: Type.Optional(Type.String({ maxLength: 64 })),
+    owner: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { additionalProperties: Type.String({ maxLength: 256 }) },
+);
+export type StructuredQuery = Static<typeof StructuredQuery> & Record<string, unknown>;
+
+export const HistoryParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export const HistoryQuery = Type.Object({
+  limit: listQueryProperties.limit,
+  next: listQueryProperties.next,
+  order: listQueryProperties.order,
+  sortBy: listQueryProperties.sortBy,
+  ...dateFilterProperties('when_created'),
+});
+export type HistoryQuery = Static<typeof HistoryQuery>;
+
+/** An action log record (design.md §3). */
+export const ActionLogRecord = Type.Object({
+  id: Type.String(),
+  hash: Type.String(),
+  name: Type.String(),
+  wallet: Type.String(),
+  signature_type: Type.String(),
+  nonce: Type.Integer(),
+  params: Type.Record(Type.String(), Type.Unknown()),
+  object_id: Type.Union([Type.String(), Type.Null()]),
+  template_id: Type.Union([Type.String(), Type.Null()]),
+  fee_wei: Type.String(),
+  batch_id: Type.Union([Type.String(), Type.Null()]),
+  when_created: Type.String({ format: 'date-time' }),
+});
+export type ActionLogRecord = Static<typeof ActionLogRecord>;
+
+export const HistoryList = ListEnvelope('action_logs', ActionLogRecord);

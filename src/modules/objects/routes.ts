@@ -1,0 +1,61 @@
+import type { App } from '../../http/app.js';
+import { authOf } from '../../http/auth.js';
+import { ObjectRecordSchema } from './record.js';
+import {
+  ListObjectsQuery,
+  ObjectIdParams,
+  ObjectList,
+  PublicObjectList,
+  PublicObjectsQuery,
+} from './schema.js';
+import type { ObjectService } from './service.js';
+
+const tags = ['objects'];
+
+/** Object reads. POST /objects and PUT /objects/{id} (signed mint and update) are the event bus's. */
+export function registerObjectRoutes(app: App, objects: ObjectService) {
+  app.get(
+    '/objects',
+    {
+      config: { permission: 'objects.read' },
+      schema: {
+        tags,
+        summary: "List the organization's objects",
+        querystring: ListObjectsQuery,
+        response: { 200: ObjectList },
+      },
+    },
+    async (req) => {
+      const page = await objects.list(authOf(req), req.query);
+      return { objects: page.items, next: page.next, has_more: page.has_more };
+    },
+  );
+
+  app.get(
+    '/objects/:id',
+    {
+      config: { permission: 'objects.read' },
+      schema: {
+        tags,
+        summary: 'Get an object',
+        params: ObjectIdParams,
+        response: { 200: ObjectRecordSchema },
+      },
+    },
+    async (req) => objects.get(authOf(req), req.params.id),
+  );
+
+  app.get(
+    '/public/objects',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'List public objects',
+        querystring: PublicObjectsQuery,
+        response: { 200: PublicObjectList },
+      },
+    },
+    async (req) => objects.listPublic(req.query),
+  );
+}

@@ -1,0 +1,95 @@
+import multipart from '@fastify/multipart';
+import { Type } from 'typebox';
+import type { App } from '../../http/app.js';
+import { authOf } from '../../http/auth.js';
+import { invalid } from '../../lib/errors.js';
+import { FileIdParams, FileRecord } from './schema.js';
+import type { StorageService } from './service.js';
+
+const tags = ['storage'];
+
+/**
+ * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
+ * configured size limit: a file beyond it is 413 code 3.
+ */
+export function registerStorageRoutes(app: App, storage: StorageService, uploadLimitBytes: number) {
+  void app.register(async (scope: App) => {
+    await scope.register(multipart, {
+      limits: { fileSize: uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
+    });
+
+    scope.post(
+      '/storage/upload',
+      {
+        config: { permission: 'storage.create' },
+        schema: {
+          tags,
+          summary: 'Upload a file (multipart field `file`; optional field `is_public`)',
+          consumes: ['multipart/form-data'],
+          response: { 200: FileRecord },
+        },
+      },
+      async (req) => {
+        const auth = authOf(req);
+        if (!req.isMultipart()) throw invalid('send the file as multipart/form-data');
+        let file: { filename: string; bytes: Buffer } | null = null;
+        let isPublic = false;
+        for await (const part of req.parts()) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file' || file) {
+              throw invalid('send one file in the field `file`', [
+                { field: part.fieldname, reason: 'unexpected file' },
+              ]);
+            }
+            file = { filename: part.filename, bytes: await part.toBuffer() };
+          } else if (part.fieldname === 'is_public') {
+            if (part.value !== 'true' && part.value !== 'false') {
+              throw invalid('is_public must be true or false', [
+                { field: 'is_public', reason: 'must be true or false' },
+              ]);
+            }
+            isPublic = part.value === 'true';
+          }
+        }
+        if (!file)
+          throw invalid('the field `file` is required', [{ field: 'file', reason: 'is required' }]);
+        return storage.upload(auth, { ...file, isPublic });
+      },
+    );
+
+    scope.get(
+      '/storage/files/:id',
+      {
+        config: { auth: 'optional', permission: 'authenticated' },
+        schema: {
+          tags,
+          summary:
+            'Download a file (public files without auth; private ones for their organization)',
+          params: FileIdParams,
+          response: {
+            200: Type.Unsafe<Buffer>({
+              type: 'string',
+              format: 'binary',
+              description: 'the file bytes',
+            }),
+          },
+        },
+      },
+      async (req, reply) => {
+        const file = await storage.read(req.auth, req.params.id);
+        // The bytes are served as what they were detected to be, never sniffed, and
+        // sandboxed in case a browser opens one directly.
+        void reply
+          .header('content-type', file.type)
+          .header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', "default-src 'none'; sandbox")
+          .header('content-disposition', `inline; filename="${encodeURIComponent(file.name)}"`)
+          .header(
+            'cache-control',
+            file.isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
+          );
+        return reply.send(file.bytes);
+      },
+    );
+  });
+}

@@ -1,0 +1,15 @@
+import { Type } from 'typebox';
+import { ImageSchema } from '../objects/record.js';
+
+/** The image record of spec §2.3, answered by an upload. */
+export const FileRecord = ImageSchema;
+
+export const FileIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+/** The multipart form of POST /storage/upload, for the OpenAPI description only. */
+export const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'the file; its type is read from the bytes' }),
+  is_public: Type.Optional(
+    Type.String({ enum: ['true', 'false'], description: 'readable without auth (default false)' }),
+  ),
+});

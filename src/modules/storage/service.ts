@@ -1,0 +1,101 @@
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { invalid, notFound } from '../../lib/errors.js';
+import { sha256 } from '../../lib/hash.js';
+import { newId } from '../../lib/ids.js';
+import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
+import type { ImageRecord } from '../objects/hashes.js';
+import type { BlobStore } from './blob-store.js';
+import { ALLOWED_TYPES, detectAllowedType } from './file-types.js';
+import { findFile, insertFile, type FileRow } from './repo.js';
+
+export interface Upload {
+  filename: string;
+  bytes: Buffer;
+  isPublic: boolean;
+}
+
+export interface StoredFile {
+  type: string;
+  name: string;
+  bytes: Buffer;
+  isPublic: boolean;
+}
+
+const MAX_NAME_LENGTH = 255;
+
+/** A file name fit to show and to put in a header: no paths, no control characters. */
+export function cleanName(raw: string): string {
+  const base = raw.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f"]/g, '').trim();
+  return clean.slice(0, MAX_NAME_LENGTH) || 'file';
+}
+
+/** Uploaded files: bytes in a BlobStore under their SHA-256, records in `files`. */
+export class StorageService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly store: BlobStore,
+    private readonly publicUrl: string,
+  ) {}
+
+  urlOf(id: string): string {
+    return `${this.publicUrl}/storage/files/${id}`;
+  }
+
+  toRecord(row: FileRow): ImageRecord {
+    return {
+      id: row.id,
+      name: row.name,
+      type: row.type,
+      url: this.urlOf(row.id),
+      hash: row.hash,
+      is_public: row.is_public,
+      when_created: row.created_at.toISOString(),
+    };
+  }
+
+  /** Stores an upload of an allowed type (detected from its bytes) for the caller's organization. */
+  async upload(auth: AuthContext, up: Upload): Promise<ImageRecord> {
+    requirePermission(auth, 'storage.create');
+    const orgId = requireOrg(auth);
+    if (up.bytes.length === 0)
+      throw invalid('the file is empty', [{ field: 'file', reason: 'is empty' }]);
+    const type = await detectAllowedType(up.bytes);
+    if (!type) {
+      throw invalid(`file type not allowed; allowed: ${[...ALLOWED_TYPES].join(', ')}`, [
+        { field: 'file', reason: 'type not allowed' },
+      ]);
+    }
+    const digest = sha256(up.bytes).toString('hex');
+    await this.store.put(digest, up.bytes, type);
+    const row: FileRow = {
+      id: newId('file'),
+      organization_id: orgId,
+      wallet_id: auth.walletId,
+      name: cleanName(up.filename),
+      type,
+      size_bytes: up.bytes.length,
+      hash: `0x${digest}`,
+      is_public: up.isPublic,
+      created_at: this.clock.now(),
+    };
+    await insertFile(this.db, row);
+    return this.toRecord(row);
+  }
+
+  /**
+   * A file's bytes: a public file for anyone, a private one only for its organization.
+   * Anything else is 404, so a private file's existence is not revealed.
+   */
+  async read(auth: AuthContext | null, id: string): Promise<StoredFile> {
+    const row = await findFile(this.db, id);
+    if (!row) throw notFound('file');
+    if (!row.is_public && (!auth || auth.orgId !== row.organization_id)) throw notFound('file');
+    const bytes = await this.store.get(row.hash.slice(2));
+    if (!bytes) throw notFound('file');
+    return { type: row.type, name: row.name, bytes, isPublic: row.is_public };
+  }
+}

@@ -1,0 +1,107 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../db/pool.js';
+import type { RowRunner } from '../../db/prepared.js';
+import { asDate } from '../../db/values.js';
+import type { Face } from '../objects/hashes.js';
+
+/** A row of `templates`. */
+export type TemplateRow = {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string;
+  category: string;
+  faces: Face[];
+  actions: string[];
+  custom_schema: Record<string, unknown> | null;
+  is_public: boolean;
+  created_at: Date;
+  updated_at: Date;
+};
+
+function templateRow(row: TemplateRow): TemplateRow {
+  row.created_at = asDate(row.created_at);
+  row.updated_at = asDate(row.updated_at);
+  return row;
+}
+
+export type NewTemplate = Omit<TemplateRow, 'updated_at'>;
+
+export async function insertTemplate(exec: Executor, t: NewTemplate): Promise<void> {
+  await exec.execute(sql`INSERT INTO templates
+    (id, organization_id, name, description, category, faces, actions, custom_schema,
+     is_public, created_at, updated_at)
+    VALUES (${t.id}, ${t.organization_id}, ${t.name}, ${t.description}, ${t.category},
+      ${JSON.stringify(t.faces)}::jsonb, ${sql.param(t.actions)}::text[],
+      ${t.custom_schema === null ? null : JSON.stringify(t.custom_schema)}::jsonb,
+      ${t.is_public}, ${t.created_at}, ${t.created_at})`);
+}
+
+/** One template of an organization, optionally locked for an update. */
+export async function findTemplate(
+  exec: Executor,
+  orgId: string,
+  id: string,
+  forUpdate = false,
+): Promise<TemplateRow | null> {
+  const lock = forUpdate ? sql`FOR UPDATE` : sql``;
+  const { rows } = await exec.execute<TemplateRow>(
+    sql`SELECT * FROM templates WHERE organization_id = ${orgId} AND id = ${id} ${lock}`,
+  );
+  return rows[0] ? templateRow(rows[0]) : null;
+}
+
+/** A template by id alone: public reads and the event bus (which checks the org itself). */
+export async function findTemplateById(exec: Executor, id: string): Promise<TemplateRow | null> {
+  const { rows } = await exec.execute<TemplateRow>(sql`SELECT * FROM templates WHERE id = ${id}`);
+  return rows[0] ? templateRow(rows[0]) : null;
+}
+
+export async function listTemplates(
+  exec: Executor,
+  orgId: string,
+  where: SQL,
+  order: SQL,
+  limit: number,
+): Promise<TemplateRow[]> {
+  const { rows } = await exec.execute<TemplateRow>(sql`SELECT * FROM templates
+    WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
+  return rows.map(templateRow);
+}
+
+export async function saveTemplate(exec: Executor, t: TemplateRow): Promise<void> {
+  await exec.execute(sql`UPDATE templates SET
+    name = ${t.name}, description = ${t.description}, category = ${t.category},
+    faces = ${JSON.stringify(t.faces)}::jsonb, actions = ${sql.param(t.actions)}::text[],
+    custom_schema = ${t.custom_schema === null ? null : JSON.stringify(t.custom_schema)}::jsonb,
+    is_public = ${t.is_public}, updated_at = ${t.updated_at}
+    WHERE organization_id = ${t.organization_id} AND id = ${t.id}`);
+}
+
+/**
+ * objects.is_public is a copy of the template's flag (so the public list needs no join);
+ * it follows the template in the same transaction. Not an object change: no hash or
+ * version moves.
+ */
+export async function setObjectsPublic(
+  exec: Executor,
+  orgId: string,
+  templateId: string,
+  isPublic: boolean,
+): Promise<void> {
+  await exec.execute(sql`UPDATE objects SET is_public = ${isPublic}
+    WHERE organization_id = ${orgId} AND template_id = ${templateId}
+      AND is_public <> ${isPublic}`);
+}
+
+export type FacesActionsRow = { id: string; faces: Face[]; actions: string[] };
+
+/** Faces and actions of the given public templates, in one query. */
+export async function publicFacesAndActions(
+  run: RowRunner,
+  templateIds: string[],
+): Promise<FacesActionsRow[]> {
+  if (templateIds.length === 0) return [];
+  return run<FacesActionsRow>(sql`SELECT id, faces, actions
+    FROM templates WHERE id = ANY(${sql.param(templateIds)}::text[]) AND is_public ORDER BY id`);
+}

@@ -1,0 +1,90 @@
+import type { App } from '../../http/app.js';
+import { authOf } from '../../http/auth.js';
+import {
+  CreatedId,
+  CreateTemplateInput,
+  ListTemplatesQuery,
+  TemplateIdParams,
+  TemplateList,
+  TemplateRecord,
+  UpdateTemplateInput,
+} from './schema.js';
+import type { TemplateService } from './service.js';
+
+const tags = ['templates'];
+
+export function registerTemplateRoutes(app: App, templates: TemplateService) {
+  app.post(
+    '/templates',
+    {
+      config: { permission: 'templates.create' },
+      schema: {
+        tags,
+        summary: 'Create a template',
+        body: CreateTemplateInput,
+        response: { 200: CreatedId },
+      },
+    },
+    async (req) => templates.create(authOf(req), req.body),
+  );
+
+  app.get(
+    '/templates',
+    {
+      config: { permission: 'templates.read' },
+      schema: {
+        tags,
+        summary: "List the organization's templates",
+        querystring: ListTemplatesQuery,
+        response: { 200: TemplateList },
+      },
+    },
+    async (req) => {
+      const page = await templates.list(authOf(req), req.query);
+      return { templates: page.items, next: page.next, has_more: page.has_more };
+    },
+  );
+
+  app.get(
+    '/templates/:id',
+    {
+      config: { permission: 'templates.read' },
+      schema: {
+        tags,
+        summary: 'Get a template',
+        params: TemplateIdParams,
+        response: { 200: TemplateRecord },
+      },
+    },
+    async (req) => templates.get(authOf(req), req.params.id),
+  );
+
+  app.put(
+    '/templates/:id',
+    {
+      config: { permission: 'templates.update' },
+      schema: {
+        tags,
+        summary: 'Change a template',
+        params: TemplateIdParams,
+        body: UpdateTemplateInput,
+        response: { 200: TemplateRecord },
+      },
+    },
+    async (req) => templates.update(authOf(req), req.params.id, req.body),
+  );
+
+  app.get(
+    '/public/templates/:id',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'Get a public template',
+        params: TemplateIdParams,
+        response: { 200: TemplateRecord },
+      },
+    },
+    async (req) => templates.getPublic(req.params.id),
+  );
+}

@@ -1,0 +1,105 @@
+import { Type, type Static } from 'typebox';
+import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
+
+/** The action names a template may allow (design.md §5). */
+export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
+export type ActionName = (typeof ACTION_NAMES)[number];
+
+const DateTime = Type.String({ format: 'date-time' });
+const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
+export const FaceSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 64 }),
+    url: Type.String({ maxLength: 2048 }),
+    config: JsonObject,
+    content: Type.String({ maxLength: 65_536 }),
+  },
+  { additionalProperties: false },
+);
+
+const ActionNameSchema = Type.Union([
+  Type.Literal('mint'),
+  Type.Literal('transfer'),
+  Type.Literal('update'),
+  Type.Literal('redeem'),
+  Type.Literal('drop'),
+  Type.Literal('pickup'),
+]);
+
+/** A JSON Schema for `custom`; checked to compile by the service (400 code 3 when not). */
+const CustomSchema = Type.Union([JsonObject, Type.Null()]);
+
+const templateFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.String({ maxLength: 4000 }),
+  category: Type.String({ maxLength: 200 }),
+  faces: Type.Array(FaceSchema, { maxItems: 32 }),
+  actions: Type.Array(ActionNameSchema, { maxItems: ACTION_NAMES.length, uniqueItems: true }),
+  custom_schema: CustomSchema,
+  is_public: Type.Boolean(),
+};
+
+export const CreateTemplateInput = Type.Object(
+  {
+    name: templateFields.name,
+    description: Type.Optional(templateFields.description),
+    category: Type.Optional(templateFields.category),
+    faces: Type.Optional(templateFields.faces),
+    actions: Type.Optional(templateFields.actions),
+    custom_schema: Type.Optional(templateFields.custom_schema),
+    is_public: Type.Optional(templateFields.is_public),
+  },
+  { additionalProperties: false },
+);
+export type CreateTemplateInput = Static<typeof CreateTemplateInput>;
+
+/** PUT replaces the fields it carries; the ones it leaves out keep their value. */
+export const UpdateTemplateInput = Type.Object(
+  {
+    name: Type.Optional(templateFields.name),
+    description: Type.Optional(templateFields.description),
+    category: Type.Optional(templateFields.category),
+    faces: Type.Optional(templateFields.faces),
+    actions: Type.Optional(templateFields.actions),
+    custom_schema: Type.Optional(templateFields.custom_schema),
+    is_public: Type.Optional(templateFields.is_public),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateTemplateInput = Static<typeof UpdateTemplateInput>;
+
+export const TemplateRecord = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  category: Type.String(),
+  faces: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      url: Type.String(),
+      config: Type.Object({}, { additionalProperties: true }),
+      content: Type.String(),
+    }),
+  ),
+  actions: Type.Array(Type.String()),
+  custom_schema: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+  is_public: Type.Boolean(),
+  when_created: DateTime,
+  when_modified: DateTime,
+});
+export type TemplateRecord = Static<typeof TemplateRecord>;
+
+export const TemplateList = ListEnvelope('templates', TemplateRecord);
+
+export const ListTemplatesQuery = Type.Object({
+  ...listQueryProperties,
+  category: Type.Optional(Type.String({ maxLength: 200 })),
+  is_public: Type.Optional(Type.Boolean()),
+});
+export type ListTemplatesQuery = Static<typeof ListTemplatesQuery>;
+
+export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export type TemplateIdParams = Static<typeof TemplateIdParams>;
+
+export const CreatedId = Type.Object({ id: Type.String() });

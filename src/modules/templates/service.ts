@@ -1,0 +1,190 @@
+import { sql } from 'drizzle-orm';
+import type { Db, Executor } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { notFound } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import {
+  and,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  pageOf,
+  parseList,
+  prefixMatch,
+  type ListSpec,
+  type Page,
+} from '../../lib/list.js';
+import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
+import type { Face } from '../objects/hashes.js';
+import { checkCustomSchema } from './custom-schema.js';
+import * as repo from './repo.js';
+import type { TemplateRow } from './repo.js';
+import type {
+  CreateTemplateInput,
+  ListTemplatesQuery,
+  TemplateRecord,
+  UpdateTemplateInput,
+} from './schema.js';
+
+export { validateCustom, type CustomCheck } from './custom-schema.js';
+
+const LIST: ListSpec = {
+  sortable: {
+    when_created: { column: sql`created_at`, type: 'timestamp' },
+    when_modified: { column: sql`updated_at`, type: 'timestamp' },
+  },
+  defaultSort: 'when_created',
+  idColumn: sql`id`,
+};
+
+export function toTemplateRecord(row: TemplateRow): TemplateRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    category: row.category,
+    faces: row.faces,
+    actions: row.actions,
+    custom_schema: row.custom_schema,
+    is_public: row.is_public,
+    when_created: row.created_at.toISOString(),
+    when_modified: row.updated_at.toISOString(),
+  };
+}
+
+/** What the event bus needs of a template to apply mint and update. */
+export interface TemplateForAction {
+  id: string;
+  organization_id: string;
+  actions: string[];
+  faces: Face[];
+  custom_schema: Record<string, unknown> | null;
+  is_public: boolean;
+  /** Part of the compile-cache key of validateCustom. */
+  updated_at: Date;
+}
+
+/**
+ * A template as an action sees it, read through the caller's executor (inside the event
+ * bus's transaction). Null when there is no such template; the caller checks that it
+ * belongs to the acting organization and that it allows the action.
+ */
+export async function getTemplateForAction(
+  exec: Executor,
+  templateId: string,
+): Promise<TemplateForAction | null> {
+  const row = await repo.findTemplateById(exec, templateId);
+  if (!row) return null;
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    actions: row.actions,
+    faces: row.faces,
+    custom_schema: row.custom_schema,
+    is_public: row.is_public,
+    updated_at: row.updated_at,
+  };
+}
+
+/** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
+function laterThan(now: Date, prev: Date): Date {
+  return now.getTime() > prev.getTime() ? now : new Date(prev.getTime() + 1);
+}
+
+/** Templates: what objects are minted from (design.md §5). No delete: objects refer to them. */
+export class TemplateService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates a template in the caller's organization. */
+  async create(auth: AuthContext, input: CreateTemplateInput): Promise<{ id: string }> {
+    requirePermission(auth, 'templates.create');
+    const orgId = requireOrg(auth);
+    if (input.custom_schema) checkCustomSchema(input.custom_schema);
+    const id = newId('template');
+    await repo.insertTemplate(this.db, {
+      id,
+      organization_id: orgId,
+      name: input.name,
+      description: input.description ?? '',
+      category: input.category ?? '',
+      faces: input.faces ?? [],
+      actions: input.actions ?? [],
+      custom_schema: input.custom_schema ?? null,
+      is_public: input.is_public ?? false,
+      created_at: this.clock.now(),
+    });
+    return { id };
+  }
+
+  /** The organization's templates (list conventions; filters name, category, is_public). */
+  async list(auth: AuthContext, q: ListTemplatesQuery): Promise<Page<TemplateRecord>> {
+    requirePermission(auth, 'templates.read');
+    const orgId = requireOrg(auth);
+    const p = parseList(q, LIST);
+    const where = and([
+      keysetCondition(p),
+      ...dateFilters(q, sql`created_at`),
+      q.id !== undefined ? sql`id = ${q.id}` : undefined,
+      q.name !== undefined ? sql`name = ${q.name}` : undefined,
+      q.autocomplete ? prefixMatch(sql`name`, q.autocomplete) : undefined,
+      q.category !== undefined ? sql`category = ${q.category}` : undefined,
+      q.is_public !== undefined ? sql`is_public = ${q.is_public}` : undefined,
+    ]);
+    const rows = await repo.listTemplates(this.db, orgId, where, orderBy(p), p.limit + 1);
+    const page = pageOf(
+      rows,
+      p,
+      (r) => (p.sortBy === 'when_modified' ? r.updated_at : r.created_at),
+      (r) => r.id,
+    );
+    return { ...page, items: page.items.map(toTemplateRecord) };
+  }
+
+  /** One template of the caller's organization; another organization's is 404. */
+  async get(auth: AuthContext, id: string): Promise<TemplateRecord> {
+    requirePermission(auth, 'templates.read');
+    const row = await repo.findTemplate(this.db, requireOrg(auth), id);
+    if (!row) throw notFound('template');
+    return toTemplateRecord(row);
+  }
+
+  /** A public template, for anyone; a private or missing one is 404. */
+  async getPublic(id: string): Promise<TemplateRecord> {
+    const row = await repo.findTemplateById(this.db, id);
+    if (!row || !row.is_public) throw notFound('template');
+    return toTemplateRecord(row);
+  }
+
+  /**
+   * Replaces the fields given. A change of is_public is copied to the template's objects
+   * in the same transaction, so the public list never shows a private template's objects.
+   */
+  async update(auth: AuthContext, id: string, input: UpdateTemplateInput): Promise<TemplateRecord> {
+    requirePermission(auth, 'templates.update');
+    const orgId = requireOrg(auth);
+    if (input.custom_schema) checkCustomSchema(input.custom_schema);
+    return this.db.transaction(async (tx) => {
+      const row = await repo.findTemplate(tx, orgId, id, true);
+      if (!row) throw notFound('template');
+      const next: TemplateRow = {
+        ...row,
+        name: input.name ?? row.name,
+        description: input.description ?? row.description,
+        category: input.category ?? row.category,
+        faces: input.faces ?? row.faces,
+        actions: input.actions ?? row.actions,
+        custom_schema: input.custom_schema !== undefined ? input.custom_schema : row.custom_schema,
+        is_public: input.is_public ?? row.is_public,
+        updated_at: laterThan(this.clock.now(), row.updated_at),
+      };
+      await repo.saveTemplate(tx, next);
+      if (next.is_public !== row.is_public) {
+        await repo.setObjectsPublic(tx, orgId, id, next.is_public);
+      }
+      return toTemplateRecord(next);
+    });
+  }
+}
