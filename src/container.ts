@@ -6,6 +6,7 @@ import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
+import { createEbus, type Ebus } from './modules/ebus/wiring.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -29,6 +30,7 @@ export interface Container extends BaseDeps {
   sessions: SessionService;
   verifiers: CredentialVerifiers;
   sender: MessageSender;
+  ebus: Ebus;
   workers: Worker[];
 }
 
@@ -39,7 +41,11 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
-  const workers: Worker[] = [];
+  // Batches and webhooks pass `hooks` (and batches `batchSizes`) here when they land.
+  const ebus = createEbus({ db, clock, config, logger: deps.logger });
+  const workers: Worker[] = [
+    { name: 'ebus-committer', start: () => undefined, stop: () => ebus.committer.drain() },
+  ];
 
   const verifiers: CredentialVerifiers = {
     bearer: (token) => sessions.verifyBearer(token),
@@ -47,5 +53,5 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
+  return { ...deps, db, tokens, sessions, verifiers, sender, ebus, workers };
 }
