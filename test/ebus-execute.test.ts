@@ -88,7 +88,11 @@ describe('the shared action-text vector', () => {
 describe('GET /ebus/nonce', () => {
   it("answers the caller's next action number, starting at 0, and moves after an action", async () => {
     const { owner, templateId } = await setup();
-    const first = await svc.app.inject({ method: 'GET', url: '/ebus/nonce', headers: owner.headers });
+    const first = await svc.app.inject({
+      method: 'GET',
+      url: '/ebus/nonce',
+      headers: owner.headers,
+    });
     expect(first.json()).toEqual({ address: owner.address, nonce: 0 });
     await mint(owner, templateId);
     const second = await svc.app.inject({
@@ -108,7 +112,11 @@ describe('GET /ebus/nonce', () => {
       headers: owner.headers,
     });
     expect(other.statusCode).toBe(404);
-    const bad = await svc.app.inject({ method: 'GET', url: '/ebus/nonce?address=0x12', headers: owner.headers });
+    const bad = await svc.app.inject({
+      method: 'GET',
+      url: '/ebus/nonce?address=0x12',
+      headers: owner.headers,
+    });
     expect(bad.json().code).toBe(3);
     const none = await svc.app.inject({ method: 'GET', url: '/ebus/nonce' });
     expect([none.statusCode, none.json().code]).toEqual([401, 16]);
@@ -151,9 +159,15 @@ describe('POST /ebus/prepare', () => {
     });
     expect(unknown.json().code).toBe(3);
     const viewer = await createMember(svc, { orgId, role: 'viewer' });
-    const v = await post('/ebus/prepare', viewer.headers, { action: { name: 'redeem', params: { object_id: 'o' } } });
+    const v = await post('/ebus/prepare', viewer.headers, {
+      action: { name: 'redeem', params: { object_id: 'o' } },
+    });
     expect([v.statusCode, v.json().code]).toEqual([403, 7]);
-    const none = await post('/ebus/prepare', {}, { action: { name: 'redeem', params: { object_id: 'o' } } });
+    const none = await post(
+      '/ebus/prepare',
+      {},
+      { action: { name: 'redeem', params: { object_id: 'o' } } },
+    );
     expect([none.statusCode, none.json().code]).toEqual([401, 16]);
   });
 });
@@ -189,10 +203,16 @@ describe('POST /ebus/execute', () => {
     const snap = await snapshot(svc, orgId, owner.walletId);
     expect(snap.balance).toEqual({ b: (FEE * 2n).toString() });
     expect(snap.nonce).toEqual({ next_nonce: 1 });
-    const { rows } = await svc.container.db.execute<{ kind: string; amount_wei: string; ref_id: string }>(
+    const { rows } = await svc.container.db.execute<{
+      kind: string;
+      amount_wei: string;
+      ref_id: string;
+    }>(
       sql`SELECT kind, amount_wei::text, ref_id FROM ledger_entries WHERE organization_id = ${orgId} AND kind = 'action_fee'`,
     );
-    expect(rows).toEqual([{ kind: 'action_fee', amount_wei: (-FEE).toString(), ref_id: out.action.id }]);
+    expect(rows).toEqual([
+      { kind: 'action_fee', amount_wei: (-FEE).toString(), ref_id: out.action.id },
+    ]);
   });
 
   it('runs an object through transfer, update, drop, pickup and redeem, chaining its hashes', async () => {
@@ -200,27 +220,53 @@ describe('POST /ebus/execute', () => {
     const other = await createSigner(svc, { orgId, role: 'member' });
     const minted = (await mint(owner, templateId)).object;
     const exec = async (signer: EoaSigner, name: string, params: object, nonce: number) => {
-      const res = await post('/ebus/actions', signer.headers, await signEoa(svc, signer, { name, params: { object_id: minted.id, ...params }, nonce }));
+      const res = await post(
+        '/ebus/actions',
+        signer.headers,
+        await signEoa(svc, signer, { name, params: { object_id: minted.id, ...params }, nonce }),
+      );
       expect(res.statusCode, res.body).toBe(200);
       return res.json().object;
     };
     const t = await exec(owner, 'transfer', { to: other.address }, 1);
-    expect(t).toMatchObject({ owner: other.address, nonce: 1, version: 2, prev_integrity_hash: minted.integrity_hash });
-    const u = await exec(other, 'update', { custom: { color: 'red' }, metadata: { description: 'x' } }, 0);
-    expect(u).toMatchObject({ custom: { color: 'red' }, metadata: { name: 'Ticket', description: 'x' }, nonce: 2 });
+    expect(t).toMatchObject({
+      owner: other.address,
+      nonce: 1,
+      version: 2,
+      prev_integrity_hash: minted.integrity_hash,
+    });
+    const u = await exec(
+      other,
+      'update',
+      { custom: { color: 'red' }, metadata: { description: 'x' } },
+      0,
+    );
+    expect(u).toMatchObject({
+      custom: { color: 'red' },
+      metadata: { name: 'Ticket', description: 'x' },
+      nonce: 2,
+    });
     expect(u.custom_hash).not.toBe(t.custom_hash);
     const d = await exec(other, 'drop', { location: { latitude: 1, longitude: 2 } }, 1);
     expect(d).toMatchObject({ is_dropped: true, location: { latitude: 1, longitude: 2 } });
     const p = await exec(owner, 'pickup', {}, 2);
     expect(p).toMatchObject({ is_dropped: false, owner: owner.address, nonce: 4 });
     const r = await exec(owner, 'redeem', {}, 3);
-    expect(r).toMatchObject({ is_redeemed: true, version: 6, prev_integrity_hash: p.integrity_hash });
+    expect(r).toMatchObject({
+      is_redeemed: true,
+      version: 6,
+      prev_integrity_hash: p.integrity_hash,
+    });
   });
 
   it('accepts a passkey (webauthn) signature and stores the new sign count', async () => {
     const { orgId, templateId } = await setup();
     const signer = await createPasskeySigner(svc, { orgId, role: 'member' });
-    const res = await post('/ebus/execute', signer.headers, signPasskey(svc, signer, { name: 'mint', params: { template_id: templateId }, nonce: 0 }));
+    const res = await post(
+      '/ebus/execute',
+      signer.headers,
+      signPasskey(svc, signer, { name: 'mint', params: { template_id: templateId }, nonce: 0 }),
+    );
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().action.signature_type).toBe('webauthn');
     const { rows } = await svc.container.db.execute<{ sign_count: number }>(
@@ -232,7 +278,11 @@ describe('POST /ebus/execute', () => {
   it('refuses a viewer with 403 code 7 and no credential with 401 code 16', async () => {
     const { owner, orgId, templateId } = await setup();
     const viewer = await createMember(svc, { orgId, role: 'viewer' });
-    const body = await signEoa(svc, owner, { name: 'mint', params: { template_id: templateId }, nonce: 0 });
+    const body = await signEoa(svc, owner, {
+      name: 'mint',
+      params: { template_id: templateId },
+      nonce: 0,
+    });
     expect((await post('/ebus/execute', viewer.headers, body)).statusCode).toBe(403);
     expect((await post('/ebus/execute', {}, body)).json().code).toBe(16);
   });

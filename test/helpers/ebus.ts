@@ -163,7 +163,7 @@ export async function snapshot(
     ledger: await one(
       sql`SELECT count(*)::int AS n FROM ledger_entries WHERE organization_id = ${orgId}`,
     ),
-    nonce: await one(sql`SELECT next_nonce FROM wallets WHERE id = ${walletId}`),
+    nonce: await one(sql`SELECT next_nonce::int FROM wallets WHERE id = ${walletId}`),
     logs: await one(sql`SELECT count(*)::int AS n FROM action_logs`),
     objects: await one(sql`SELECT count(*)::int AS n FROM objects`),
     object: objectId ? await one(sql`SELECT * FROM objects WHERE id = ${objectId}`) : null,

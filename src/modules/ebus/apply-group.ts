@@ -119,16 +119,6 @@ async function runGroup(
   });
   const roles = await findRoles(tx, crossOrgMints);
 
-  // Consecutive nonces of one wallet apply in order, whatever order they arrived in.
-  const order = items
-    .map((_, i) => i)
-    .sort((a, b) => {
-      const x = items[a]!;
-      const y = items[b]!;
-      if (x.walletId !== y.walletId) return x.walletId < y.walletId ? -1 : 1;
-      return x.action.nonce - y.action.nonce || a - b;
-    });
-
   const applied: AppliedAction[] = [];
   const write: GroupWrite = {
     orgId,
@@ -144,7 +134,12 @@ async function runGroup(
   const startNonces = new Map(expected);
   const changed = new Set<string>();
 
-  for (const idx of order) {
+  // Arrival order, except that an action whose nonce is ahead waits (within the group) for
+  // the wallet's earlier nonces: consecutive nonces apply in order however they arrived.
+  const waiting = new Map<string, number[]>();
+  const queue = items.map((_, i) => i);
+  for (let q = 0; q < queue.length; q++) {
+    const idx = queue[q]!;
     const item = items[idx]!;
     const refuse = (error: AppError) => {
       outcomes[idx] = { ok: false, error };
@@ -154,7 +149,13 @@ async function runGroup(
       refuse(notFound('wallet'));
       continue;
     }
-    if (item.action.nonce !== next) {
+    if (item.action.nonce > next) {
+      const w = waiting.get(item.walletId) ?? [];
+      w.push(idx);
+      waiting.set(item.walletId, w);
+      continue;
+    }
+    if (item.action.nonce < next) {
       refuse(nonceError(item.action.nonce, next));
       continue;
     }
@@ -208,6 +209,9 @@ async function runGroup(
     // Accepted: advance the in-memory state the next actions of the group see.
     balance -= feeWei;
     expected.set(item.walletId, next + 1);
+    const parked = waiting.get(item.walletId);
+    const due = parked?.findIndex((i) => items[i]!.action.nonce === next + 1) ?? -1;
+    if (parked && due >= 0) queue.splice(q + 1, 0, ...parked.splice(due, 1));
     const obj: ObjectState = result.next;
     if (mint) write.newObjects.push(obj);
     else changed.add(obj.id);
@@ -251,6 +255,14 @@ async function runGroup(
     outcomes[idx] = { ok: true, applied: a };
   }
 
+  for (const [walletId, parked] of waiting) {
+    for (const idx of parked) {
+      outcomes[idx] = {
+        ok: false,
+        error: nonceError(items[idx]!.action.nonce, expected.get(walletId)!),
+      };
+    }
+  }
   if (applied.length === 0) return outcomes;
   write.changedObjects = [...changed].map((id) => objects.get(id)!);
   for (const [id, start] of startNonces) {
