@@ -57,7 +57,7 @@ describe('no double spend under concurrency', () => {
               method: 'POST',
               url: '/ebus/execute',
               headers: signer.headers,
-              payload: lastApplied as object,
+              payload: lastApplied,
             });
             if (r.statusCode === 409 && r.json().code === 10) counts.replaysRefused++;
             else counts.other.push(`replay answered ${r.statusCode} ${r.body}`);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMember, createOrganization } from './helpers/fixtures.js';
+import { createMember } from './helpers/fixtures.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import {
   createPasskeySigner,

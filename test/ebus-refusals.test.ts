@@ -304,7 +304,11 @@ describe('POST /ebus/actions/batch', () => {
     }
     const res = await post('/ebus/actions/batch', w.owner.headers, { actions: items });
     const results = res.json().results;
-    expect(results.map((r: { status: string }) => r.status)).toEqual(['applied', 'applied', 'applied']);
+    expect(results.map((r: { status: string }) => r.status)).toEqual([
+      'applied',
+      'applied',
+      'applied',
+    ]);
     expect(results[0].object).toMatchObject({ custom: { seat: 3 }, nonce: 3 });
   });
 

@@ -18,7 +18,7 @@ export function checkCustom(
   const source = JSON.stringify(template.custom_schema);
   let hit = compiled.get(template.id);
   if (!hit || hit.source !== source) {
-    let checker: Checker | null = null;
+    let checker: Checker | null;
     try {
       checker = Compile(template.custom_schema as Parameters<typeof Compile>[0]);
     } catch {

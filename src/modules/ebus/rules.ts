@@ -1,11 +1,6 @@
 import { AppError, Code, forbidden, invalid, notFound } from '../../lib/errors.js';
 import { permissionsOfRole, type Role } from '../../lib/permissions.js';
-import {
-  computeObjectHashes,
-  GENESIS_HASH,
-  type Location,
-  type ObjectMetadata,
-} from '../objects/hashes.js';
+import { computeObjectHashes, GENESIS_HASH, type Location } from '../objects/hashes.js';
 import { locationOf, normalizeMetadata } from '../objects/record.js';
 import { geohashOf } from './geohash.js';
 import type {
@@ -60,7 +55,7 @@ function mergeMetadata(
   change: MetadataInput | undefined,
 ): ObjectState['metadata'] {
   if (!change) return current;
-  return { ...current, ...change } as ObjectState['metadata'];
+  return { ...current, ...change };
 }
 
 /** New hashes for `next`, chained to `prevIntegrityHash` through the action hash. */
@@ -113,7 +108,7 @@ function mint(input: RuleInput): RuleResult {
     name: t.name,
     description: t.description,
     category: t.category,
-    ...(p.metadata as Partial<ObjectMetadata> | undefined),
+    ...p.metadata,
   }) as ObjectState['metadata'];
   const row: ObjectState = withLocation(
     {

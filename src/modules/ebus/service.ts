@@ -5,7 +5,7 @@ import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
-import { pageOf, parseList, type ListQuery } from '../../lib/list.js';
+import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
@@ -157,14 +157,14 @@ export class EbusService {
 
   async listActionLogs(auth: AuthContext, q: ActionLogQuery) {
     const orgId = requireOrg(auth);
-    const p = parseList(q as ListQuery, ACTION_LOG_LIST);
+    const p = parseList(q, ACTION_LOG_LIST);
     const rows = await listActionLogs(this.deps.db, orgId, p, {
       id: q.id,
       wallet: q.wallet,
       object_id: q.object_id,
       name: q.name,
       hash: q.hash,
-      query: q as Record<string, unknown>,
+      query: q,
     });
     const page = pageOf(
       rows,
