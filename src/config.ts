@@ -31,6 +31,7 @@ export interface Config {
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
   batches: { maxActions: number; maxSeconds: number; challengeWindowSeconds: number };
   webhooks: { allowLoopback: boolean; caFile: string | null };
+  ebus: { groupWaitMs: number; maxGroup: number };
 }
 
 export interface S3Config {
@@ -158,6 +159,10 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
       caFile: optional(env, 'WEBHOOK_CA_FILE'),
+    },
+    ebus: {
+      groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 2, 0, 1000),
+      maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),
     },
   };
 }

@@ -22,6 +22,7 @@ import { ObjectService } from './modules/objects/service.js';
 import { createBlobStore } from './modules/storage/create-store.js';
 import { StorageService } from './modules/storage/service.js';
 import { TemplateService } from './modules/templates/service.js';
+import { createEbus, type Ebus } from './modules/ebus/wiring.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -52,6 +53,7 @@ export interface Container extends BaseDeps {
   objects: ObjectService;
   storage: StorageService;
   indexer: IndexerService;
+  ebus: Ebus;
   workers: Worker[];
   organizations: OrganizationService;
   members: MemberService;
@@ -76,7 +78,11 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const objects = new ObjectService(db, preparedRows(database.pool));
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
-  const workers: Worker[] = [];
+  // Batches and webhooks pass `hooks` (and batches `batchSizes`) here when they land.
+  const ebus = createEbus({ db, clock, config, logger: deps.logger });
+  const workers: Worker[] = [
+    { name: 'ebus-committer', start: () => undefined, stop: () => ebus.committer.drain() },
+  ];
 
   const verifiers: CredentialVerifiers = {
     bearer: (token) => sessions.verifyBearer(token),
@@ -110,5 +116,6 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     objects,
     storage,
     indexer,
+    ebus,
   };
 }

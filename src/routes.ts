@@ -14,6 +14,7 @@ import { registerIndexerRoutes } from './modules/indexer/routes.js';
 import { registerObjectRoutes } from './modules/objects/routes.js';
 import { registerStorageRoutes } from './modules/storage/routes.js';
 import { registerTemplateRoutes } from './modules/templates/routes.js';
+import { registerEbusRoutes } from './modules/ebus/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
@@ -31,4 +32,5 @@ export function registerRoutes(app: App, c: Container) {
   registerObjectRoutes(app, c.objects);
   registerStorageRoutes(app, c.storage, c.config.storage.uploadLimitBytes);
   registerIndexerRoutes(app, c.indexer);
+  registerEbusRoutes(app, c.ebus.service);
 }

@@ -1,0 +1,310 @@
+/**
+ * Event bus benchmark (issue 7 acceptance 10, design.md §8). Real PostgreSQL, durable commits.
+ *
+ *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/ebus.ts
+ *
+ * Creates a fresh database, starts the service as a child process on loopback, pre-signs every
+ * action (untimed, native secp256k1), then prints in one run:
+ *  (a) one organization, single POST /ebus/execute, 50 connections (one wallet each)
+ *  (b) ten organizations together, 50 connections (5 wallets each)
+ *  (c) raw ceilings: signature recovery alone, and the group-commit SQL alone (no HTTP)
+ * and the ratios. Each phase is bounded by BENCH_PHASE_SECONDS (default 8, at most 15).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { privateKeyToAccount } from 'viem/accounts';
+import type * as Secp256k1 from 'secp256k1';
+import { loadConfig } from '../src/config.js';
+import { migrate } from '../src/db/migrate.js';
+import { createDatabase, type Database } from '../src/db/pool.js';
+import { createLogger } from '../src/http/logger.js';
+import { eip191Digest } from '../src/lib/crypto/eip191.js';
+import { systemClock } from '../src/lib/clock.js';
+import { newId } from '../src/lib/ids.js';
+import { SessionService } from '../src/modules/auth/session-service.js';
+import { TokenService } from '../src/modules/auth/token-service.js';
+import { actionHash, buildActionText } from '../src/modules/ebus/action-text.js';
+import type { VerifiedAction } from '../src/modules/ebus/types.js';
+import { createEbus } from '../src/modules/ebus/wiring.js';
+import { measureRecoveryRate } from './signature-recovery.js';
+
+const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
+const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
+const CONNECTIONS = 50;
+const PER_WALLET = Number(process.env.BENCH_ACTIONS_PER_WALLET ?? 400);
+const NETWORK = 'ons-bench';
+
+interface Wallet {
+  id: string;
+  orgId: string;
+  address: string;
+  key: Uint8Array;
+  token: string;
+}
+
+async function freshDatabase(): Promise<string> {
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `ons_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function dropDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = u.pathname.slice(1);
+  u.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: u.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}
+
+async function makeOrg(database: Database, sessions: SessionService, wallets: number) {
+  const db = database.db;
+  const orgId = newId('organization');
+  const now = new Date();
+  await db.execute(sql`INSERT INTO organizations (id, name, balance_wei, created_at, updated_at)
+    VALUES (${orgId}, 'bench', ${(10n ** 30n).toString()}::numeric, ${now}, ${now})`);
+  const templateId = newId('template');
+  await db.execute(sql`INSERT INTO templates (id, organization_id, name, actions, is_public, created_at, updated_at)
+    VALUES (${templateId}, ${orgId}, 'bench', '{mint,transfer,update}', true, ${now}, ${now})`);
+  const out: Wallet[] = [];
+  for (let i = 0; i < wallets; i++) {
+    const key = randomBytes(32);
+    const address = privateKeyToAccount(`0x${key.toString('hex')}`).address.toLowerCase();
+    const id = newId('wallet');
+    await db.execute(
+      sql`INSERT INTO wallets (id, address, created_at, updated_at) VALUES (${id}, ${address}, ${now}, ${now})`,
+    );
+    await db.execute(sql`INSERT INTO members (id, organization_id, wallet_id, role, status, created_at, updated_at)
+      VALUES (${newId('member')}, ${orgId}, ${id}, 'member', 'active', ${now}, ${now})`);
+    await db.execute(sql`INSERT INTO credentials (id, wallet_id, type, external_id, created_at)
+      VALUES (${newId('credential')}, ${id}, 'eoa', ${address}, ${now})`);
+    const t = await sessions.issue(db, { walletId: id, orgId, device: 'bench' });
+    out.push({ id, orgId, address, key, token: t.access_token });
+  }
+  return { orgId, templateId, wallets: out };
+}
+
+/** Signs `count` mints for a wallet with native secp256k1 (EIP-191), untimed. */
+function presign(w: Wallet, templateId: string, count: number): string[] {
+  const expires = new Date(Date.now() + 3600_000).toISOString();
+  const bodies: string[] = [];
+  for (let nonce = 0; nonce < count; nonce++) {
+    const action = {
+      wallet: w.address,
+      name: 'mint',
+      params: { template_id: templateId },
+      nonce,
+      expires,
+    };
+    const text = buildActionText({ network: NETWORK, organizationId: w.orgId, ...action });
+    const { signature, recid } = secp.ecdsaSign(eip191Digest(text), w.key);
+    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`;
+    bodies.push(JSON.stringify({ action, signature: { type: 'eoa', signature: sig } }));
+  }
+  return bodies;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+}
+
+/** Runs one sequential request loop per wallet until the bodies or the time run out. */
+async function load(port: number, lanes: { w: Wallet; bodies: string[] }[]) {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: lanes.length, pipelining: 1 });
+  const latencies: number[] = [];
+  let ok = 0;
+  let failed = 0;
+  const start = performance.now();
+  const deadline = start + PHASE_S * 1000;
+  await Promise.all(
+    lanes.map(async ({ w, bodies }) => {
+      for (const body of bodies) {
+        if (performance.now() >= deadline) break;
+        const t0 = performance.now();
+        const res = await pool.request({
+          method: 'POST',
+          path: '/ebus/execute',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${w.token}` },
+          body,
+        });
+        await res.body.text();
+        latencies.push(performance.now() - t0);
+        if (res.statusCode === 200) ok++;
+        else failed++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    ok,
+    failed,
+    seconds,
+    perSecond: Math.round(ok / seconds),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+/** The committer alone: pre-verified actions straight into group commit, 50 concurrent. */
+async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<typeof makeOrg>>) {
+  const config = loadConfig({ NETWORK_ID: NETWORK, DATABASE_URL: 'x' });
+  const ebus = createEbus({
+    db: database.db,
+    clock: systemClock,
+    config,
+    logger: createLogger('warn'),
+  });
+  const expires = new Date(Date.now() + 3600_000).toISOString();
+  const start = performance.now();
+  const deadline = start + PHASE_S * 1000;
+  let ok = 0;
+  await Promise.all(
+    org.wallets.map(async (w) => {
+      for (let nonce = 0; nonce < PER_WALLET * 4 && performance.now() < deadline; nonce++) {
+        const action = {
+          wallet: w.address,
+          name: 'mint' as const,
+          params: { template_id: org.templateId },
+          nonce,
+          expires,
+        };
+        const text = buildActionText({ network: NETWORK, organizationId: org.orgId, ...action });
+        const v: VerifiedAction = {
+          payerOrgId: org.orgId,
+          walletId: w.id,
+          walletAddress: w.address,
+          signerRole: 'member',
+          action,
+          text,
+          hash: actionHash(text),
+          signature: { type: 'eoa', signature: '0x' },
+          passkey: null,
+          maxFeeWei: null,
+        };
+        const out = await ebus.committer.submit(v);
+        if (!out.ok) throw out.error;
+        ok++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const s = ebus.committer.stats;
+  return {
+    ok,
+    seconds,
+    perSecond: Math.round(ok / seconds),
+    meanGroup: s.actions / Math.max(1, s.groups),
+  };
+}
+
+async function main() {
+  const url = await freshDatabase();
+  const database = createDatabase(url, 20);
+  const child = { proc: null as ReturnType<typeof spawn> | null };
+  try {
+    await migrate(database.pool);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const tokens = new TokenService(database.db, systemClock, publicUrl);
+    await tokens.init();
+    const sessions = new SessionService(database.db, systemClock, tokens);
+    const load1 = await makeOrg(database, sessions, CONNECTIONS);
+    const ten = [];
+    for (let i = 0; i < 10; i++) ten.push(await makeOrg(database, sessions, CONNECTIONS / 10));
+    const raw = await makeOrg(database, sessions, CONNECTIONS);
+
+    const signStart = performance.now();
+    const lanesA = load1.wallets.map((w) => ({
+      w,
+      bodies: presign(w, load1.templateId, PER_WALLET),
+    }));
+    const lanesB = ten.flatMap((o) =>
+      o.wallets.map((w) => ({ w, bodies: presign(w, o.templateId, PER_WALLET) })),
+    );
+    console.log(
+      `pre-signed ${(lanesA.length + lanesB.length) * PER_WALLET} actions in ${((performance.now() - signStart) / 1000).toFixed(1)} s (untimed)`,
+    );
+
+    child.proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        PUBLIC_URL: publicUrl,
+        NETWORK_ID: NETWORK,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${publicUrl}/healthz`)).ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (i > 100) throw new Error('service did not start');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // Warm-up (JIT, pools, caches), then the measured phases.
+    await load(
+      port,
+      lanesA.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, 10) })),
+    );
+    await load(
+      port,
+      lanesB.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, 10) })),
+    );
+    const load0 = os.loadavg()[0]!.toFixed(2);
+    const a = await load(port, lanesA);
+    const b = await load(port, lanesB);
+    child.proc.kill('SIGTERM');
+    const recovery = await measureRecoveryRate(5000);
+    const c = await groupCommitCeiling(database, raw);
+    const { rows } = await database.db.execute<{ synchronous_commit: string }>(
+      sql`SHOW synchronous_commit`,
+    );
+
+    const fmt = (n: number) => n.toLocaleString('en');
+    console.log(
+      `machine: ${os.cpus().length} cores, load average before the phases ${load0}, after ${os.loadavg()[0]!.toFixed(2)}; synchronous_commit=${rows[0]?.synchronous_commit}`,
+    );
+    console.log(
+      `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms`,
+    );
+    console.log(
+      `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms`,
+    );
+    console.log(
+      `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}`,
+    );
+    console.log(
+      `ratios: (a)/recovery ${(a.perSecond / recovery.perSecond).toFixed(2)}, (a)/group-commit ${(a.perSecond / c.perSecond).toFixed(2)}, (b)/(a) ${(b.perSecond / a.perSecond).toFixed(2)}`,
+    );
+  } finally {
+    child.proc?.kill('SIGTERM');
+    await database.close();
+    await new Promise((r) => setTimeout(r, 500));
+    await dropDatabase(url).catch(() => undefined);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,166 @@
+import type { App } from '../../http/app.js';
+import { authOf } from '../../http/auth.js';
+import { invalid } from '../../lib/errors.js';
+import {
+  ActionLogList,
+  ActionLogQuery,
+  BatchBody,
+  BatchResponse,
+  ExecuteBody,
+  ExecuteResponse,
+  FeeQuoteSchema,
+  NetworkResponse,
+  NonceQuery,
+  NonceResponse,
+  ObjectIdParams,
+  PrepareBody,
+  PrepareResponse,
+} from './schema.js';
+import type { EbusService } from './service.js';
+
+const tags = ['event bus'];
+
+export function registerEbusRoutes(app: App, ebus: EbusService) {
+  app.get(
+    '/ebus/nonce',
+    {
+      config: { permission: 'authenticated' },
+      schema: {
+        tags,
+        summary: "The wallet's next action number (the caller's, or ?address= of the organization)",
+        querystring: NonceQuery,
+        response: { 200: NonceResponse },
+      },
+    },
+    async (req) => ebus.nonce(authOf(req), req.query.address),
+  );
+
+  app.post(
+    '/ebus/prepare',
+    {
+      config: { permission: 'actions.create' },
+      schema: {
+        tags,
+        summary: 'The exact text to sign for an action; changes nothing',
+        body: PrepareBody,
+        response: { 200: PrepareResponse },
+      },
+    },
+    async (req) => ebus.prepare(authOf(req), req.body),
+  );
+
+  for (const url of ['/ebus/execute', '/ebus/actions']) {
+    app.post(
+      url,
+      {
+        config: { permission: 'actions.create' },
+        schema: {
+          tags,
+          summary: 'Check, price and apply one signed action',
+          body: ExecuteBody,
+          response: { 200: ExecuteResponse },
+        },
+      },
+      async (req) => ebus.execute(authOf(req), req.body),
+    );
+  }
+
+  app.post(
+    '/ebus/actions/batch',
+    {
+      config: { permission: 'actions.create' },
+      schema: {
+        tags,
+        summary: 'Up to 100 signed actions, answered per item in order',
+        body: BatchBody,
+        response: { 200: BatchResponse },
+      },
+    },
+    async (req) => ebus.executeBatch(authOf(req), req.body),
+  );
+
+  app.get(
+    '/ebus/action-logs',
+    {
+      config: { permission: 'actions.read' },
+      schema: {
+        tags,
+        summary: "The organization's applied actions",
+        querystring: ActionLogQuery,
+        response: { 200: ActionLogList },
+      },
+    },
+    async (req) => ebus.listActionLogs(authOf(req), req.query),
+  );
+
+  app.get(
+    '/public/network',
+    {
+      config: { auth: 'none' },
+      schema: { tags, summary: 'Network id and native token', response: { 200: NetworkResponse } },
+    },
+    async () => ebus.network(),
+  );
+
+  app.get(
+    '/public/network/fees',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'The current price of one action',
+        response: { 200: FeeQuoteSchema },
+      },
+    },
+    async () => ebus.fees(),
+  );
+
+  app.post(
+    '/objects',
+    {
+      config: { permission: 'objects.create' },
+      schema: {
+        tags: ['objects'],
+        summary: 'Mint an object: a signed mint action (answers like /ebus/execute)',
+        body: ExecuteBody,
+        response: { 200: ExecuteResponse },
+      },
+    },
+    async (req) => {
+      if (req.body.action.name !== 'mint') {
+        throw invalid('POST /objects takes a mint action', [
+          { field: 'action.name', reason: 'must be mint' },
+        ]);
+      }
+      return ebus.execute(authOf(req), req.body);
+    },
+  );
+
+  app.put(
+    '/objects/:id',
+    {
+      config: { permission: 'objects.update' },
+      schema: {
+        tags: ['objects'],
+        summary: 'Update an object: a signed update action (answers like /ebus/execute)',
+        params: ObjectIdParams,
+        body: ExecuteBody,
+        response: { 200: ExecuteResponse },
+      },
+    },
+    async (req) => {
+      const { action } = req.body;
+      if (action.name !== 'update') {
+        throw invalid('PUT /objects/{id} takes an update action', [
+          { field: 'action.name', reason: 'must be update' },
+        ]);
+      }
+      if ((action.params as { object_id?: unknown }).object_id !== req.params.id) {
+        throw invalid('action.params.object_id must equal the object id in the path', [
+          { field: 'action.params.object_id', reason: 'must equal the path id' },
+        ]);
+      }
+      return ebus.execute(authOf(req), req.body);
+    },
+  );
+}

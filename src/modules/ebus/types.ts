@@ -1,0 +1,73 @@
+import type { AppError } from '../../lib/errors.js';
+import type { Role } from '../../lib/permissions.js';
+import type { ObjectRecord, ObjectRow } from '../objects/record.js';
+import type { Face } from '../objects/hashes.js';
+import type { ActionName, SignatureBody } from './schema.js';
+
+/** The signed fields of an action, params as a plain record. */
+export interface ActionData {
+  wallet: string;
+  name: ActionName;
+  params: Record<string, unknown>;
+  nonce: number;
+  expires: string;
+}
+
+/** An action whose schema, expiry and signature have been checked (outside any transaction). */
+export interface VerifiedAction {
+  /** The caller's organization: it pays the fee and owns the log row. */
+  payerOrgId: string;
+  walletId: string;
+  /** Lowercase 0x address of the signer wallet. */
+  walletAddress: string;
+  /** The signer's role in the payer organization (an active member). */
+  signerRole: Role;
+  action: ActionData;
+  text: string;
+  hash: string;
+  signature: SignatureBody;
+  /** For a passkey signature: the credential row and its new sign count. */
+  passkey: { credentialId: string; newSignCount: number } | null;
+  maxFeeWei: bigint | null;
+}
+
+/** The action log record of design.md §3. */
+export interface ActionLogRecord {
+  id: string;
+  hash: string;
+  name: string;
+  wallet: string;
+  signature_type: 'eoa' | 'webauthn';
+  nonce: number;
+  params: Record<string, unknown>;
+  object_id: string | null;
+  template_id: string | null;
+  fee_wei: string;
+  batch_id: string | null;
+  when_created: string;
+}
+
+/** What an applied action hands to the hooks and answers to the client. */
+export interface AppliedAction {
+  organizationId: string;
+  log: ActionLogRecord;
+  object: ObjectRecord;
+}
+
+export type ApplyOutcome = { ok: true; applied: AppliedAction } | { ok: false; error: AppError };
+
+/** An object row with the columns the event bus adds (0008). */
+export type ObjectState = ObjectRow & { collection_id: string | null };
+
+/** What the rules need of a template. */
+export type TemplateInfo = {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string;
+  category: string;
+  faces: Face[];
+  actions: string[];
+  custom_schema: Record<string, unknown> | null;
+  is_public: boolean;
+};

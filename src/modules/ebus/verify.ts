@@ -1,0 +1,116 @@
+import type { Executor } from '../../db/pool.js';
+import { recoverEip191Address } from '../../lib/crypto/eip191.js';
+import { getCachedKey, verifyWebauthnAssertion } from '../../lib/crypto/webauthn-assertion.js';
+import type { AppError } from '../../lib/errors.js';
+import { forbidden, unauthenticated } from '../../lib/errors.js';
+import { isRole, type Role } from '../../lib/permissions.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { findSigner, type SignerRow } from './repo.js';
+import type { SignatureBody } from './schema.js';
+
+export interface Signer {
+  walletId: string;
+  walletAddress: string;
+  role: Role;
+  passkey: { credentialId: string; newSignCount: number } | null;
+}
+
+export type VerifyResult = { ok: true; signer: Signer } | { ok: false; error: AppError };
+
+export interface VerifyInput {
+  orgId: string;
+  /** The wallet named in the action (and the text). */
+  wallet: string;
+  text: string;
+  challenge: string;
+  signature: SignatureBody;
+}
+
+/**
+ * How long an EOA signer lookup (wallet, credential, membership) is trusted. Same bound as
+ * session checks (docs/decisions.md): a removed credential or membership stops signing
+ * within 5 s everywhere. Passkeys are always read fresh (their sign count moves).
+ */
+const SIGNER_CACHE_MS = 4_000;
+
+const fail = (error: AppError): VerifyResult => ({ ok: false, error });
+
+/**
+ * Signature checks of design.md §5, outside any transaction. 401 code 16: the signature is
+ * malformed or invalid, or comes from no credential the service knows (a tampered text
+ * recovers a random address). 403 code 7: a valid signature from a credential of ANOTHER
+ * wallet, or a signer wallet that is not an active member of the caller's organization.
+ */
+export class SignatureVerifier {
+  private readonly eoaCache = new TtlCache<string, SignerRow>(SIGNER_CACHE_MS);
+
+  constructor(
+    private readonly db: Executor,
+    private readonly webauthn: { rpId: string; origins: readonly string[] },
+  ) {}
+
+  async verify(input: VerifyInput): Promise<VerifyResult> {
+    const wallet = input.wallet.toLowerCase();
+    if (input.signature.type === 'eoa') {
+      const rec = recoverEip191Address(input.text, input.signature.signature);
+      if (!rec.ok) return fail(unauthenticated(`invalid signature: ${rec.reason}`));
+      const row = await this.eoaSigner(input.orgId, wallet, rec.address);
+      if (!row.wallet_id) return fail(unauthenticated(`unknown wallet ${wallet}`));
+      const own = rec.address === wallet || row.cred_wallet_id === row.wallet_id;
+      if (!own) {
+        return fail(
+          row.cred_wallet_id
+            ? forbidden('the signature comes from a credential of another wallet')
+            : unauthenticated('the signature does not come from a credential of this wallet'),
+        );
+      }
+      return this.member(row, null);
+    }
+
+    const credential = input.signature.credential as unknown as AuthenticationResponseJSON;
+    const row = await findSigner(this.db, input.orgId, wallet, 'passkey', credential.id);
+    if (!row.wallet_id) return fail(unauthenticated(`unknown wallet ${wallet}`));
+    if (!row.cred_id || !row.public_key) return fail(unauthenticated('unknown passkey'));
+    if (row.cred_wallet_id !== row.wallet_id) {
+      return fail(forbidden('the passkey belongs to another wallet'));
+    }
+    let key;
+    try {
+      // A copy: pg hands out Buffers that are views into a larger pool.
+      key = getCachedKey(row.cred_id, new Uint8Array(row.public_key));
+    } catch {
+      return fail(unauthenticated('the stored passkey cannot verify signatures'));
+    }
+    const res = verifyWebauthnAssertion({
+      credential,
+      expectedChallenge: input.challenge,
+      expectedOrigins: this.webauthn.origins,
+      expectedRpId: this.webauthn.rpId,
+      publicKey: key,
+      signCount: row.sign_count ?? 0,
+    });
+    if (!res.ok) return fail(unauthenticated(`invalid passkey signature: ${res.reason}`));
+    return this.member(row, { credentialId: row.cred_id, newSignCount: res.newSignCount });
+  }
+
+  private member(row: SignerRow, passkey: Signer['passkey']): VerifyResult {
+    if (!row.role || !isRole(row.role)) {
+      return fail(forbidden(`wallet ${row.address} is not an active member of this organization`));
+    }
+    return {
+      ok: true,
+      signer: { walletId: row.wallet_id!, walletAddress: row.address!, role: row.role, passkey },
+    };
+  }
+
+  private async eoaSigner(orgId: string, wallet: string, recovered: string): Promise<SignerRow> {
+    const key = `${orgId} ${wallet} ${recovered}`;
+    const hit = this.eoaCache.get(key);
+    if (hit) return hit;
+    const row = await findSigner(this.db, orgId, wallet, 'eoa', recovered);
+    // Only complete answers are cached, so a wallet just linked or joined works at once.
+    if (row.wallet_id && row.role) this.eoaCache.set(key, row);
+    return row;
+  }
+}

@@ -1,0 +1,56 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { applyGroup } from './apply-group.js';
+import { checkCustom } from './custom-schema.js';
+import { FeeService, noBatchesYet, type BatchSizeSource } from './fees.js';
+import { GroupCommitter } from './group-commit.js';
+import { noHooks, type ApplyHooks } from './hooks.js';
+import { EbusService } from './service.js';
+import { SignatureVerifier } from './verify.js';
+
+export interface Ebus {
+  service: EbusService;
+  committer: GroupCommitter;
+  fees: FeeService;
+}
+
+export interface EbusWiring {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  /** Filled in by batches and webhooks (issue 7, acceptance 9). */
+  hooks?: ApplyHooks;
+  /** Supplied by the batches feature; until then fees assume full batches. */
+  batchSizes?: BatchSizeSource;
+}
+
+/** Builds the event bus: fees, signature verifier, group committer and the service. */
+export function createEbus(w: EbusWiring): Ebus {
+  const fees = new FeeService(w.config, w.clock, w.batchSizes ?? noBatchesYet);
+  const deps = {
+    db: w.db,
+    clock: w.clock,
+    fees,
+    hooks: w.hooks ?? noHooks,
+    logger: w.logger,
+    checkCustom,
+  };
+  const committer = new GroupCommitter((orgId, items) => applyGroup(deps, orgId, items), {
+    maxWaitMs: w.config.ebus.groupWaitMs,
+    maxGroup: w.config.ebus.maxGroup,
+  });
+  const verifier = new SignatureVerifier(w.db, w.config.webauthn);
+  const service = new EbusService({
+    db: w.db,
+    clock: w.clock,
+    config: w.config,
+    fees,
+    verifier,
+    committer,
+    logger: w.logger,
+  });
+  return { service, committer, fees };
+}
