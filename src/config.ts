@@ -31,7 +31,7 @@ export interface Config {
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
   batches: { maxActions: number; maxSeconds: number; challengeWindowSeconds: number };
   webhooks: { allowLoopback: boolean; caFile: string | null };
-  ebus: { groupWaitMs: number; maxGroup: number };
+  ebus: { groupWaitMs: number; maxGroup: number; maxConcurrentGroups: number };
 }
 
 export interface S3Config {
@@ -163,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
     ebus: {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 2, 0, 1000),
       maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),
+      maxConcurrentGroups: int(env, 'EBUS_MAX_CONCURRENT_GROUPS', 4, 1, 64),
     },
   };
 }

@@ -7,15 +7,8 @@ import { isRole, type Role } from '../../lib/permissions.js';
 import { toObjectRecord } from '../objects/record.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
-import {
-  findRoles,
-  findTemplates,
-  lockObjects,
-  lockOrganization,
-  lockWallets,
-  writeGroup,
-  type GroupWrite,
-} from './repo.js';
+import { chargeGroup, readBalance, writeGroupState, type GroupWrite } from './group-write.js';
+import { findRoles, findTemplates, lockObjects, lockWallets } from './repo.js';
 import { applyAction, type RuleInput } from './rules.js';
 import type { ObjectParams, MintParams } from './schema.js';
 import type {
@@ -57,13 +50,18 @@ export const insufficientBalance = (feeWei: bigint): AppError =>
     402,
   );
 
+/** The balance did not cover the group's fees when it was debited under lock. */
+class BalanceShort extends Error {}
+
 /**
  * Applies one organization's verified actions in ONE transaction (design.md §8): lock the
- * paying organization, then the signer wallets, then the objects (always in that order, each
- * by id, so concurrent groups never deadlock); run the checks in memory in nonce order,
- * dropping the refused actions; write everything that passed with set-based statements.
- * If the transaction still fails, the group is retried one action at a time so a failing
- * action fails alone.
+ * signer wallets, then the objects (each by id, so groups never deadlock); run the checks in
+ * memory in nonce order, dropping the refused actions; write everything that passed with
+ * set-based statements; last, debit the organization's balance (its row lock is what
+ * concurrent groups of one organization share, so it is held only until the commit).
+ * If the transaction still fails — the balance ran short under a concurrent group, or a
+ * statement failed — the group is retried one action at a time so a failing action fails
+ * alone.
  */
 export async function applyGroup(
   deps: ApplyDeps,
@@ -78,6 +76,9 @@ export async function applyGroup(
       const out: ApplyOutcome[] = [];
       for (const item of items) out.push(...(await applyGroup(deps, orgId, [item])));
       return out;
+    }
+    if (err instanceof BalanceShort) {
+      return [{ ok: false, error: insufficientBalance(await deps.fees.totalWei()) }];
     }
     if (err instanceof AppError) return [{ ok: false, error: err }];
     deps.logger.error({ err }, 'applying an action failed');
@@ -99,7 +100,7 @@ async function runGroup(
   const feeWei = await deps.fees.totalWei();
   const outcomes: ApplyOutcome[] = new Array<ApplyOutcome>(items.length);
 
-  let balance = await lockOrganization(tx, orgId);
+  let balance = await readBalance(tx, orgId);
   if (balance === null) return items.map(() => ({ ok: false, error: notFound('organization') }));
   const expected = await lockWallets(tx, unique(items.map((i) => i.walletId)));
   const objectIds = unique(
@@ -121,16 +122,14 @@ async function runGroup(
 
   const applied: AppliedAction[] = [];
   const write: GroupWrite = {
-    orgId,
-    totalFeeWei: 0n,
     newObjects: [],
     changedObjects: [],
     logs: [],
-    ledger: [],
     nonces: [],
     signCounts: [],
-    now,
   };
+  const ledger: { id: string; ref_id: string }[] = [];
+  let totalFeeWei = 0n;
   const startNonces = new Map(expected);
   const changed = new Set<string>();
 
@@ -237,19 +236,14 @@ async function runGroup(
       wallet_id: item.walletId,
       signature: item.signature,
     });
-    write.ledger.push({
-      id: newId('ledger', now.getTime()),
-      amount_wei: (-feeWei).toString(),
-      balance_after_wei: balance.toString(),
-      ref_id: log.id,
-    });
+    ledger.push({ id: newId('ledger', now.getTime()), ref_id: log.id });
     if (item.passkey) {
       write.signCounts.push({
         id: item.passkey.credentialId,
         sign_count: item.passkey.newSignCount,
       });
     }
-    write.totalFeeWei += feeWei;
+    totalFeeWei += feeWei;
     const a: AppliedAction = { organizationId: orgId, log, object: toObjectRecord(obj) };
     applied.push(a);
     outcomes[idx] = { ok: true, applied: a };
@@ -269,11 +263,22 @@ async function runGroup(
     const end = expected.get(id)!;
     if (end !== start) write.nonces.push({ id, expected: start, next_nonce: end });
   }
-  const done = await writeGroup(tx, write);
-  if (done.wallets !== write.nonces.length || done.orgs !== 1) {
+  const wallets = await writeGroupState(tx, write);
+  if (wallets !== write.nonces.length) {
     // Cannot happen while the rows are locked; if it does, roll back and go one by one.
-    throw new Error('group commit guard failed: a nonce or balance moved under lock');
+    throw new Error('group commit guard failed: a nonce moved under lock');
   }
+  const charged = await chargeGroup(tx, {
+    orgId,
+    totalFeeWei,
+    ledger: ledger.map((l, i) => ({
+      ...l,
+      amount_wei: (-feeWei).toString(),
+      after_offset_wei: (feeWei * BigInt(ledger.length - 1 - i)).toString(),
+    })),
+    now,
+  });
+  if (!charged) throw new BalanceShort();
   await deps.hooks.afterApply(tx, applied);
   return outcomes;
 }

@@ -41,6 +41,7 @@ export function createEbus(w: EbusWiring): Ebus {
   const committer = new GroupCommitter((orgId, items) => applyGroup(deps, orgId, items), {
     maxWaitMs: w.config.ebus.groupWaitMs,
     maxGroup: w.config.ebus.maxGroup,
+    maxConcurrent: w.config.ebus.maxConcurrentGroups,
   });
   const verifier = new SignatureVerifier(w.db, w.config.webauthn);
   const service = new EbusService({
