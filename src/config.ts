@@ -14,6 +14,7 @@ export interface Config {
   bodyLimitBytes: number;
   redisUrl: string | null;
   trustProxy: boolean;
+  publicListCacheMs: number;
   rateLimits: {
     enabled: boolean;
     defaultPerMinute: number;
@@ -105,6 +106,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     redisUrl: optional(env, 'REDIS_URL'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),
     rateLimits: {
       enabled: bool(env, 'RATE_LIMIT_ENABLED', true),
       defaultPerMinute: int(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 1200, 1),

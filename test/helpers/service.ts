@@ -39,6 +39,8 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     // Feature tests call faster than spec §8 allows one caller; test/rate-limit.test.ts
     // turns the limits back on.
     RATE_LIMIT_ENABLED: 'false',
+    // Tests read their own writes at once; test/public-cache.test.ts turns the cache on.
+    PUBLIC_LIST_CACHE_MS: '0',
     ...opts.env,
     DATABASE_URL: url,
   });

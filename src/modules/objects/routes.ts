@@ -9,11 +9,13 @@ import {
   PublicObjectsQuery,
 } from './schema.js';
 import type { ObjectService } from './service.js';
+import { MicroCache } from '../../http/micro-cache.js';
 
 const tags = ['objects'];
 
 /** Object reads. POST /objects and PUT /objects/{id} (signed mint and update) are the event bus's. */
-export function registerObjectRoutes(app: App, objects: ObjectService) {
+export function registerObjectRoutes(app: App, objects: ObjectService, publicCacheMs: number) {
+  const publicCache = new MicroCache(publicCacheMs);
   app.get(
     '/objects',
     {
@@ -56,6 +58,12 @@ export function registerObjectRoutes(app: App, objects: ObjectService) {
         response: { 200: PublicObjectList },
       },
     },
-    async (req) => objects.listPublic(req.query),
+    // A string is sent as it is: the cache holds bytes already serialised by this schema.
+    async (req, reply) =>
+      reply.send(
+        (await publicCache.serve(req, reply, () =>
+          objects.listPublic(req.query),
+        )) as unknown as PublicObjectList,
+      ),
   );
 }
