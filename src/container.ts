@@ -6,6 +6,9 @@ import type { Clock } from './lib/clock.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
+import { LastUsedRecorder } from './modules/api-keys/last-used.js';
+import { ApiKeyService } from './modules/api-keys/service.js';
+import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -29,6 +32,9 @@ export interface Container extends BaseDeps {
   sessions: SessionService;
   verifiers: CredentialVerifiers;
   sender: MessageSender;
+  apiKeys: ApiKeyService;
+  apiKeyVerifier: ApiKeyVerifier;
+  apiKeyLastUsed: LastUsedRecorder;
   workers: Worker[];
 }
 
@@ -39,13 +45,26 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
-  const workers: Worker[] = [];
+  const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
+  const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
+  const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
+  const workers: Worker[] = [apiKeyLastUsed];
 
   const verifiers: CredentialVerifiers = {
     bearer: (token) => sessions.verifyBearer(token),
-    // Replaced by the API keys feature; until then no key is valid.
-    apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
+    apiKey: (key) => apiKeyVerifier.verify(key),
   };
 
-  return { ...deps, db, tokens, sessions, verifiers, sender, workers };
+  return {
+    ...deps,
+    db,
+    tokens,
+    sessions,
+    verifiers,
+    sender,
+    apiKeys,
+    apiKeyVerifier,
+    apiKeyLastUsed,
+    workers,
+  };
 }

@@ -1,0 +1,46 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * API key secrets (design.md §4): `onsk_` + 32 random bytes in base62 (43 characters) +
+ * a 6-character base62 checksum (the first 4 bytes of SHA-256 over the body). The checksum
+ * lets a mistyped or made-up key be refused before any cache or database lookup.
+ */
+export const SECRET_PREFIX = 'onsk_';
+const BODY_LENGTH = 43; // ceil(256 / log2(62))
+const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_RE = new RegExp(
+  `^${SECRET_PREFIX}([0-9A-Za-z]{${BODY_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`,
+);
+
+function toBase62(value: bigint, length: number): string {
+  let out = '';
+  let v = value;
+  while (v > 0n) {
+    out = BASE62[Number(v % 62n)]! + out;
+    v /= 62n;
+  }
+  return out.padStart(length, '0');
+}
+
+function checksumOf(body: string): string {
+  const digest = createHash('sha256').update(body).digest();
+  return toBase62(BigInt(digest.readUInt32BE(0)), CHECKSUM_LENGTH);
+}
+
+/** A new secret; shown to the creator once and never stored. */
+export function newSecret(): string {
+  const body = toBase62(BigInt(`0x${randomBytes(32).toString('hex')}`), BODY_LENGTH);
+  return `${SECRET_PREFIX}${body}${checksumOf(body)}`;
+}
+
+/** True when `secret` has the format and a matching checksum (no lookup involved). */
+export function isWellFormedSecret(secret: string): boolean {
+  const m = SECRET_RE.exec(secret);
+  return m !== null && checksumOf(m[1]!) === m[2];
+}
+
+/** What the database keeps and what the verification cache is keyed by. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}

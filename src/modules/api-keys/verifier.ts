@@ -1,0 +1,97 @@
+import type { Executor } from '../../db/pool.js';
+import type { VerifyResult } from '../../http/auth.js';
+import type { Clock } from '../../lib/clock.js';
+import { isResource, OPERATIONS, type Permission } from '../../lib/permissions.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
+import type { LastUsedRecorder } from './last-used.js';
+import { findForVerification } from './repo.js';
+import { hashSecret, isWellFormedSecret } from './secret.js';
+
+/** How long a looked-up key is trusted before it is read again (issue 5: at most 30 s). */
+export const KEY_CACHE_MS = 30_000;
+
+interface CachedKey {
+  id: string;
+  orgId: string;
+  walletId: string;
+  permissions: ReadonlySet<Permission>;
+  expiresAtMs: number;
+  refusal: string | null;
+}
+
+function isPermission(name: string): name is Permission {
+  const dot = name.lastIndexOf('.');
+  return (
+    isResource(name.slice(0, dot)) &&
+    (OPERATIONS as readonly string[]).includes(name.slice(dot + 1))
+  );
+}
+
+/**
+ * The `x-api-key` verifier (src/http/auth.ts): format and checksum first (no lookup for a
+ * malformed key), then SHA-256 → cached lookup. Expiry is compared with the clock on every
+ * use, cached or not, so a key stops at `expires_at` exactly.
+ */
+export class ApiKeyVerifier {
+  private readonly cache = new TtlCache<string, CachedKey>(KEY_CACHE_MS);
+
+  constructor(
+    private readonly db: Executor,
+    private readonly clock: Clock,
+    private readonly lastUsed: LastUsedRecorder,
+  ) {}
+
+  async verify(secret: string): Promise<VerifyResult> {
+    if (!isWellFormedSecret(secret)) return { ok: false, reason: 'malformed API key' };
+    const hash = hashSecret(secret);
+    let key = this.cache.get(hash);
+    if (!key) {
+      const loaded = await this.load(hash);
+      if (!loaded) return { ok: false, reason: 'invalid API key' };
+      key = loaded;
+      this.cache.set(hash, key);
+    }
+    if (key.refusal) return { ok: false, reason: key.refusal };
+    const now = this.clock.now();
+    if (now.getTime() >= key.expiresAtMs) return { ok: false, reason: 'API key has expired' };
+    this.lastUsed.touch(key.id, now);
+    return {
+      ok: true,
+      auth: {
+        kind: 'api_key',
+        walletId: key.walletId,
+        orgId: key.orgId,
+        role: null,
+        permissions: key.permissions,
+        sessionId: null,
+        apiKeyId: key.id,
+      },
+    };
+  }
+
+  /** Drops this instance's cached check of a key at once (after a delete). */
+  forget(secretHash: string): void {
+    this.cache.delete(secretHash);
+  }
+
+  /** Drops every cached check (e.g. after membership changes that touch many keys). */
+  forgetAll(): void {
+    this.cache.clear();
+  }
+
+  private async load(hash: string): Promise<CachedKey | null> {
+    const row = await findForVerification(this.db, hash);
+    if (!row) return null;
+    let refusal: string | null = null;
+    if (row.deleted_at !== null) refusal = 'API key has been deleted';
+    else if (!row.creator_active) refusal = 'the creator of this API key is no longer a member';
+    return {
+      id: row.id,
+      orgId: row.organization_id,
+      walletId: row.created_by,
+      permissions: new Set(row.permissions.filter(isPermission)),
+      expiresAtMs: row.expires_at.getTime(),
+      refusal,
+    };
+  }
+}
