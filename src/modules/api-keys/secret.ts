@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 export const SECRET_PREFIX = 'onsk_';
 const BODY_LENGTH = 43; // ceil(256 / log2(62))
 const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
+const SECRET_LENGTH = SECRET_PREFIX.length + BODY_LENGTH + CHECKSUM_LENGTH;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_RE = new RegExp(
   `^${SECRET_PREFIX}([0-9A-Za-z]{${BODY_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`,
@@ -24,8 +25,14 @@ function toBase62(value: bigint, length: number): string {
 }
 
 function checksumOf(body: string): string {
-  const digest = createHash('sha256').update(body).digest();
-  return toBase62(BigInt(digest.readUInt32BE(0)), CHECKSUM_LENGTH);
+  // Plain numbers, not bigint: this runs on every request that carries a key.
+  let v = createHash('sha256').update(body).digest().readUInt32BE(0);
+  let out = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    out = BASE62[v % 62]! + out;
+    v = Math.floor(v / 62);
+  }
+  return out;
 }
 
 /** A new secret; shown to the creator once and never stored. */
@@ -36,6 +43,7 @@ export function newSecret(): string {
 
 /** True when `secret` has the format and a matching checksum (no lookup involved). */
 export function isWellFormedSecret(secret: string): boolean {
+  if (secret.length !== SECRET_LENGTH) return false;
   const m = SECRET_RE.exec(secret);
   return m !== null && checksumOf(m[1]!) === m[2];
 }
