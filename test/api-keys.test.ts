@@ -398,6 +398,20 @@ describe('using a key', () => {
     expect(res.json().code).toBe(16);
   });
 
+  it('never does more than its creator can do now: a demotion narrows the key', async () => {
+    const admin = await createMember(svc, { role: 'admin' });
+    const key = await createApiKey(svc, admin, ['objects.read', 'templates.create']);
+    expect((await probe(key.secret, '/test/templates-create')).statusCode).toBe(200);
+    await svc.container.db.execute(
+      sql`UPDATE members SET role = 'viewer' WHERE id = ${admin.memberId}`,
+    );
+    svc.container.apiKeyVerifier.forgetAll(); // what the members feature does on a role change
+    const narrowed = await probe(key.secret, '/test/templates-create');
+    expect(narrowed.statusCode).toBe(403);
+    expect(narrowed.json().code).toBe(7);
+    expect((await probe(key.secret)).json().permissions).toEqual(['objects.read']);
+  });
+
   it('is refused on bearer-only routes with 401 code 16', async () => {
     const owner = await createMember(svc);
     const key = await createApiKey(svc, owner, allPermissions());

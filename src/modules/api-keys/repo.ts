@@ -42,7 +42,8 @@ export type KeyForVerification = {
   permissions: string[];
   expires_at: Date;
   deleted_at: Date | null;
-  creator_active: boolean;
+  /** The creator's role in the key's organization now; null when no longer an active member. */
+  creator_role: string | null;
 };
 
 export interface NewApiKey {
@@ -132,11 +133,9 @@ export async function findForVerification(
 ): Promise<KeyForVerification | null> {
   const { rows } = await exec.execute<Raw<KeyForVerification>>(sql`
     SELECT k.id, k.organization_id, k.created_by, k.permissions, k.expires_at, k.deleted_at,
-      EXISTS (
-        SELECT 1 FROM members m JOIN organizations o ON o.id = m.organization_id
+      (SELECT m.role FROM members m JOIN organizations o ON o.id = m.organization_id
         WHERE m.organization_id = k.organization_id AND m.wallet_id = k.created_by
-          AND m.status = 'active' AND o.deleted_at IS NULL
-      ) AS creator_active
+          AND m.status = 'active' AND o.deleted_at IS NULL) AS creator_role
     FROM api_keys k WHERE k.secret_hash = ${secretHash}`);
   const row = rows[0];
   if (!row) return null;

@@ -1,7 +1,13 @@
 import type { Executor } from '../../db/pool.js';
 import type { VerifyResult } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
-import { isResource, OPERATIONS, type Permission } from '../../lib/permissions.js';
+import {
+  isResource,
+  isRole,
+  OPERATIONS,
+  permissionsOfRole,
+  type Permission,
+} from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { LastUsedRecorder } from './last-used.js';
 import { findForVerification } from './repo.js';
@@ -84,12 +90,22 @@ export class ApiKeyVerifier {
     if (!row) return null;
     let refusal: string | null = null;
     if (row.deleted_at !== null) refusal = 'API key has been deleted';
-    else if (!row.creator_active) refusal = 'the creator of this API key is no longer a member';
+    else if (!row.creator_role || !isRole(row.creator_role)) {
+      refusal = 'the creator of this API key is no longer a member';
+    }
+    // A key never does more than its creator can do now (spec §5 rule 7): a demotion of
+    // the creator narrows the key too.
+    const creatorCan: ReadonlySet<Permission> =
+      row.creator_role && isRole(row.creator_role)
+        ? permissionsOfRole(row.creator_role)
+        : new Set();
     return {
       id: row.id,
       orgId: row.organization_id,
       walletId: row.created_by,
-      permissions: new Set(row.permissions.filter(isPermission)),
+      permissions: new Set(
+        row.permissions.filter((p): p is Permission => isPermission(p) && creatorCan.has(p)),
+      ),
       expiresAtMs: row.expires_at.getTime(),
       refusal,
     };
