@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /**
  * API key secrets (design.md §4): `onsk_` + 32 random bytes in base62 (43 characters) +
@@ -25,8 +25,8 @@ function toBase62(value: bigint, length: number): string {
 }
 
 function checksumOf(body: string): string {
-  // Plain numbers, not bigint: this runs on every request that carries a key.
-  let v = createHash('sha256').update(body).digest().readUInt32BE(0);
+  // One-shot hash and plain numbers: this runs on every request that carries a key.
+  let v = hash('sha256', body, 'buffer').readUInt32BE(0);
   let out = '';
   for (let i = 0; i < CHECKSUM_LENGTH; i++) {
     out = BASE62[v % 62]! + out;
@@ -50,5 +50,5 @@ export function isWellFormedSecret(secret: string): boolean {
 
 /** What the database keeps and what the verification cache is keyed by. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import {
   SignJWT,
@@ -99,7 +99,7 @@ export class TokenService {
 
   async verifyAccessToken(token: string): Promise<AccessCheck> {
     if (!this.keySet) throw new Error('TokenService.init() was not called');
-    const cacheKey = createHash('sha256').update(token).digest('base64');
+    const cacheKey = hash('sha256', token, 'base64');
     const hit = this.verified.get(cacheKey);
     if (hit) {
       return this.clock.now().getTime() < hit.expMs
