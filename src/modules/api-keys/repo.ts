@@ -109,18 +109,18 @@ export async function listKeys(
   }));
 }
 
-/** Marks the key deleted; answers its secret hash (to drop cached checks) or null if none. */
+/** Marks the key deleted; false when the organization holds no such undeleted key. */
 export async function deleteKey(
   exec: Executor,
   orgId: string,
   id: string,
   now: Date,
-): Promise<string | null> {
-  const { rows } = await exec.execute<{ secret_hash: string }>(sql`
+): Promise<boolean> {
+  const { rows } = await exec.execute<{ id: string }>(sql`
     UPDATE api_keys SET deleted_at = ${now}, updated_at = ${now}
     WHERE id = ${id} AND organization_id = ${orgId} AND deleted_at IS NULL
-    RETURNING secret_hash`);
-  return rows[0]?.secret_hash ?? null;
+    RETURNING id`);
+  return rows.length > 0;
 }
 
 /**

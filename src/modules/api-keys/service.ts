@@ -140,8 +140,9 @@ export class ApiKeyService {
     if (!isId('apiKey', id)) {
       throw invalid('malformed API key id', [{ field: 'id', reason: 'is not an API key id' }]);
     }
-    const hash = await repo.deleteKey(this.db, orgId, id, this.clock.now());
-    if (hash === null) throw notFound('API key');
-    this.verifier.forget(hash);
+    if (!(await repo.deleteKey(this.db, orgId, id, this.clock.now()))) {
+      throw notFound('API key');
+    }
+    this.verifier.forget(id);
   }
 }

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import {
   SignJWT,
@@ -29,7 +28,7 @@ export interface AccessClaims {
 }
 
 /**
- * How long a verified token's claims are remembered (keyed by the token's SHA-256). The
+ * How long a verified token's claims are remembered (in memory, keyed by the token). The
  * ES256 check costs more than the rest of a small request; its answer cannot change
  * before `exp`, which is still compared with the clock on every use.
  */
@@ -99,8 +98,7 @@ export class TokenService {
 
   async verifyAccessToken(token: string): Promise<AccessCheck> {
     if (!this.keySet) throw new Error('TokenService.init() was not called');
-    const cacheKey = hash('sha256', token, 'base64');
-    const hit = this.verified.get(cacheKey);
+    const hit = this.verified.get(token);
     if (hit) {
       return this.clock.now().getTime() < hit.expMs
         ? { ok: true, claims: hit.claims }
@@ -125,7 +123,7 @@ export class TokenService {
         return { ok: false, reason: 'invalid token claims' };
       }
       const claims = { sub: payload.sub, sid: payload.sid, org, roles: roles as Role[] };
-      this.verified.set(cacheKey, { claims, expMs: (payload.exp ?? 0) * 1000 });
+      this.verified.set(token, { claims, expMs: (payload.exp ?? 0) * 1000 });
       return { ok: true, claims };
     } catch (err) {
       const code = (err as { code?: string }).code;
