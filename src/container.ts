@@ -23,6 +23,9 @@ import { createBlobStore } from './modules/storage/create-store.js';
 import { StorageService } from './modules/storage/service.js';
 import { TemplateService } from './modules/templates/service.js';
 import { createEbus, type Ebus } from './modules/ebus/wiring.js';
+import { LastUsedRecorder } from './modules/api-keys/last-used.js';
+import { ApiKeyService } from './modules/api-keys/service.js';
+import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
 
 /** A background loop owned by the service (design.md §2 src/workers). */
 export interface Worker {
@@ -54,6 +57,9 @@ export interface Container extends BaseDeps {
   storage: StorageService;
   indexer: IndexerService;
   ebus: Ebus;
+  apiKeys: ApiKeyService;
+  apiKeyVerifier: ApiKeyVerifier;
+  apiKeyLastUsed: LastUsedRecorder;
   workers: Worker[];
   organizations: OrganizationService;
   members: MemberService;
@@ -80,18 +86,30 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const indexer = new IndexerService(db);
   // Batches and webhooks pass `hooks` (and batches `batchSizes`) here when they land.
   const ebus = createEbus({ db, clock, config, logger: deps.logger });
+  const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
+  const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
+  const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
   const workers: Worker[] = [
     { name: 'ebus-committer', start: () => undefined, stop: () => ebus.committer.drain() },
+    apiKeyLastUsed,
   ];
 
   const verifiers: CredentialVerifiers = {
     bearer: (token) => sessions.verifyBearer(token),
-    // Replaced by the API keys feature; until then no key is valid.
-    apiKey: async () => ({ ok: false, reason: 'invalid API key' }),
+    apiKey: (key) => apiKeyVerifier.verify(key),
   };
 
-  const organizations = new OrganizationService(db, clock, sessions);
-  const members = new MemberService(db, clock, sessions, sender, config.publicUrl);
+  // A membership or role change drops what this instance cached about callers at once (other
+  // instances follow within the caches' lifetimes: 4 s for sessions, 30 s for API keys).
+  const access = {
+    issue: sessions.issue.bind(sessions),
+    invalidateAll: () => {
+      sessions.invalidateAll();
+      apiKeyVerifier.forgetAll();
+    },
+  };
+  const organizations = new OrganizationService(db, clock, access);
+  const members = new MemberService(db, clock, access, sender, config.publicUrl);
   const balance = new BalanceService(db, clock);
   const deposits = new DepositService(db, clock);
   const support = new SupportService(db, clock);
@@ -117,5 +135,8 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     storage,
     indexer,
     ebus,
+    apiKeys,
+    apiKeyVerifier,
+    apiKeyLastUsed,
   };
 }

@@ -15,6 +15,7 @@ import { registerObjectRoutes } from './modules/objects/routes.js';
 import { registerStorageRoutes } from './modules/storage/routes.js';
 import { registerTemplateRoutes } from './modules/templates/routes.js';
 import { registerEbusRoutes } from './modules/ebus/routes.js';
+import { registerApiKeyRoutes } from './modules/api-keys/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
@@ -33,4 +34,5 @@ export function registerRoutes(app: App, c: Container) {
   registerStorageRoutes(app, c.storage, c.config.storage.uploadLimitBytes);
   registerIndexerRoutes(app, c.indexer);
   registerEbusRoutes(app, c.ebus.service);
+  registerApiKeyRoutes(app, c.apiKeys);
 }

@@ -1,4 +1,4 @@
-import { buildApp, type App } from './http/app.js';
+import { buildApp, routeTableOf, type App, type RouteEntry } from './http/app.js';
 import { createContainer, type BaseDeps, type Container } from './container.js';
 import { registerRoutes } from './routes.js';
 
@@ -6,6 +6,8 @@ export interface Service {
   app: App;
   container: Container;
   startWorkers(): void;
+  /** Every registered route with its declared auth and permission. */
+  routeTable(): RouteEntry[];
   /** Stops workers, then the HTTP server (in-flight requests finish first). */
   close(): Promise<void>;
 }
@@ -50,9 +52,12 @@ export async function createService(
       started = true;
       for (const w of container.workers) w.start();
     },
+    routeTable: () => routeTableOf(app),
     async close() {
-      await Promise.all(container.workers.map((w) => w.stop()));
+      // In-flight requests finish first (they may still need the workers, e.g. the event
+      // bus committer or the last-used recorder); then the workers drain and stop.
       await app.close();
+      await Promise.all(container.workers.map((w) => w.stop()));
       await container.rateLimitStore.close();
     },
   };

@@ -2,6 +2,7 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type RawServerDefault,
+  type RouteOptions,
 } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
@@ -10,7 +11,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type pg from 'pg';
 import { Code } from '../lib/errors.js';
 import { ulid } from '../lib/ids.js';
-import { registerAuth, type CredentialVerifiers } from './auth.js';
+import {
+  registerAuth,
+  type AuthMode,
+  type CredentialVerifiers,
+  type RoutePermission,
+} from './auth.js';
 import { errorHandler } from './errors.js';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
@@ -35,6 +41,31 @@ export interface AppOptions {
   trustProxy: boolean;
   /** Registers the feature routes; runs after the shared hooks are in place. */
   routes: (app: App) => Promise<void> | void;
+}
+
+/** One registered route and what it declares (read by tests and scripts/permissions-doc.ts). */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  auth: AuthMode;
+  permission: RoutePermission | null;
+}
+
+const routeTables = new WeakMap<object, RouteOptions[]>();
+
+/** Every route of the app except the automatic HEAD twins, in registration order. */
+export function routeTableOf(app: App): RouteEntry[] {
+  return (routeTables.get(app) ?? []).flatMap((r) =>
+    [r.method]
+      .flat()
+      .filter((m) => m !== 'HEAD')
+      .map((method) => ({
+        method,
+        url: r.url,
+        auth: r.config?.auth ?? 'either',
+        permission: r.config?.permission ?? null,
+      })),
+  );
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
@@ -80,10 +111,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.addHook('onSend', async (_req, reply) => {
     if (closing) void reply.header('connection', 'close');
   });
+  // Kept by reference and read late: a plugin's own onRoute hook may still change the config.
+  const routes: RouteOptions[] = [];
+  routeTables.set(app, routes);
 
   // Defaults every route inherits: the error responses in the description and the
   // security requirement matching its declared credentials.
   app.addHook('onRoute', (route) => {
+    routes.push(route);
     const auth = route.config?.auth ?? 'either';
     const schema = (route.schema ??= {});
     const s = schema as Record<string, unknown>;

@@ -13,6 +13,7 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { ulid } from '../../lib/ids.js';
 import type { Role } from '../../lib/permissions.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 const ALG = 'ES256';
@@ -26,6 +27,13 @@ export interface AccessClaims {
   roles: Role[];
 }
 
+/**
+ * How long a verified token's claims are remembered (in memory, keyed by the token). The
+ * ES256 check costs more than the rest of a small request; its answer cannot change
+ * before `exp`, which is still compared with the clock on every use.
+ */
+const VERIFIED_CACHE_MS = 60_000;
+
 export type AccessCheck = { ok: true; claims: AccessClaims } | { ok: false; reason: string };
 
 /**
@@ -38,6 +46,9 @@ export class TokenService {
   private kid = '';
   private jwks: JSONWebKeySet = { keys: [] };
   private keySet: ReturnType<typeof createLocalJWKSet> | null = null;
+  private readonly verified = new TtlCache<string, { claims: AccessClaims; expMs: number }>(
+    VERIFIED_CACHE_MS,
+  );
 
   constructor(
     private readonly db: Db,
@@ -87,6 +98,12 @@ export class TokenService {
 
   async verifyAccessToken(token: string): Promise<AccessCheck> {
     if (!this.keySet) throw new Error('TokenService.init() was not called');
+    const hit = this.verified.get(token);
+    if (hit) {
+      return this.clock.now().getTime() < hit.expMs
+        ? { ok: true, claims: hit.claims }
+        : { ok: false, reason: 'access token expired' };
+    }
     try {
       const { payload } = await jwtVerify(token, this.keySet, {
         algorithms: [ALG],
@@ -105,10 +122,9 @@ export class TokenService {
       ) {
         return { ok: false, reason: 'invalid token claims' };
       }
-      return {
-        ok: true,
-        claims: { sub: payload.sub, sid: payload.sid, org, roles: roles as Role[] },
-      };
+      const claims = { sub: payload.sub, sid: payload.sid, org, roles: roles as Role[] };
+      this.verified.set(token, { claims, expMs: (payload.exp ?? 0) * 1000 });
+      return { ok: true, claims };
     } catch (err) {
       const code = (err as { code?: string }).code;
       return {

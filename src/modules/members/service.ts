@@ -58,7 +58,7 @@ export class MemberService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly sessions: SessionService,
+    private readonly sessions: Pick<SessionService, 'invalidateAll'>,
     private readonly sender: MessageSender,
     private readonly publicUrl: string,
   ) {}

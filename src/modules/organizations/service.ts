@@ -38,7 +38,7 @@ export class OrganizationService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly sessions: SessionService,
+    private readonly sessions: Pick<SessionService, 'issue' | 'invalidateAll'>,
   ) {}
 
   /** The organizations the caller belongs to, with its role in each. */

@@ -1,0 +1,148 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { forbidden, invalid, notFound } from '../../lib/errors.js';
+import { isId, newId } from '../../lib/ids.js';
+import { pageOf, parseList, type ListSpec } from '../../lib/list.js';
+import {
+  isResource,
+  OPERATIONS,
+  requireOrg,
+  requirePermission,
+  toCrud,
+  type AuthContext,
+  type Permission,
+} from '../../lib/permissions.js';
+import * as repo from './repo.js';
+import type { ApiKeyRow } from './repo.js';
+import type {
+  ApiKey,
+  ApiKeyList,
+  CreateApiKeyInput,
+  CreatedApiKey,
+  ListApiKeysQuery,
+  PermissionInput,
+} from './schema.js';
+import { MAX_LIVE_KEYS, MAX_TTL_HOURS } from './schema.js';
+import { hashSecret, newSecret } from './secret.js';
+import type { ApiKeyVerifier } from './verifier.js';
+
+const HOUR_MS = 3_600_000;
+
+const LIST_SPEC: ListSpec = {
+  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' } },
+  defaultSort: 'when_created',
+  idColumn: sql`id`,
+  defaultLimit: MAX_LIVE_KEYS,
+  maxLimit: MAX_LIVE_KEYS,
+  clampLimit: true,
+};
+
+/**
+ * `[{resource, crud}]` → flat permission names. An unknown resource or one named twice is
+ * a bad request (400 code 3), not a permission problem.
+ */
+export function permissionsFromInput(input: readonly PermissionInput[]): Permission[] {
+  const seen = new Set<string>();
+  const out: Permission[] = [];
+  input.forEach((p, i) => {
+    const field = `permissions.${i}.resource`;
+    if (!isResource(p.resource)) {
+      throw invalid(`unknown resource "${p.resource}" (see docs/permissions.md)`, [
+        { field, reason: 'is not a known resource' },
+      ]);
+    }
+    if (seen.has(p.resource)) {
+      throw invalid(`resource "${p.resource}" is named twice`, [
+        { field, reason: 'is named twice' },
+      ]);
+    }
+    seen.add(p.resource);
+    for (const op of OPERATIONS) if (p.crud[op]) out.push(`${p.resource}.${op}`);
+  });
+  return out;
+}
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    permissions: toCrud(new Set(row.permissions as Permission[])),
+    expires_at: row.expires_at.toISOString(),
+    last_used_at: row.last_used_at ? row.last_used_at.toISOString() : null,
+    when_created: row.created_at.toISOString(),
+    when_modified: row.updated_at.toISOString(),
+  };
+}
+
+/** API keys of an organization: create, list, revoke (spec §2.1, §2.2, §5 rule 7). */
+export class ApiKeyService {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly verifier: ApiKeyVerifier,
+  ) {}
+
+  /**
+   * Creates a key acting for the caller's organization with at most the caller's own
+   * permissions; answers the secret, which is never shown again.
+   */
+  async create(auth: AuthContext, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    requirePermission(auth, 'api-keys.create');
+    const orgId = requireOrg(auth);
+    const permissions = permissionsFromInput(input.permissions);
+    const excess = permissions.filter((p) => !auth.permissions.has(p));
+    if (excess.length > 0) {
+      throw forbidden(`API key permissions exceed your own: ${excess.join(', ')}`);
+    }
+    const id = newId('apiKey');
+    const secret = newSecret();
+    await this.db.transaction(async (tx) => {
+      // Serialises creates per organization: the count below cannot go stale before the insert.
+      if (!(await repo.lockOrganization(tx, orgId))) throw notFound('organization');
+      const now = this.clock.now();
+      if ((await repo.countLive(tx, orgId, now)) >= MAX_LIVE_KEYS) {
+        throw invalid(`an organization holds at most ${MAX_LIVE_KEYS} live API keys`);
+      }
+      await repo.insertKey(tx, {
+        id,
+        orgId,
+        createdBy: auth.walletId,
+        name: input.name,
+        secretHash: hashSecret(secret),
+        permissions,
+        expiresAt: new Date(now.getTime() + (input.ttl_hours ?? MAX_TTL_HOURS) * HOUR_MS),
+        now,
+      });
+    });
+    return { id, secret };
+  }
+
+  /** The organization's undeleted keys, newest first, paged; never a secret. */
+  async list(auth: AuthContext, query: ListApiKeysQuery): Promise<ApiKeyList> {
+    requirePermission(auth, 'api-keys.read');
+    const orgId = requireOrg(auth);
+    const page = parseList(query, LIST_SPEC);
+    const rows = await repo.listKeys(this.db, orgId, page, query.name);
+    const { items, next, has_more } = pageOf(
+      rows,
+      page,
+      (r) => r.created_at,
+      (r) => r.id,
+    );
+    return { keys: items.map(toApiKey), next, has_more };
+  }
+
+  /** Revokes a key at once: refused from the next request on this instance. */
+  async delete(auth: AuthContext, id: string): Promise<void> {
+    requirePermission(auth, 'api-keys.delete');
+    const orgId = requireOrg(auth);
+    if (!isId('apiKey', id)) {
+      throw invalid('malformed API key id', [{ field: 'id', reason: 'is not an API key id' }]);
+    }
+    if (!(await repo.deleteKey(this.db, orgId, id, this.clock.now()))) {
+      throw notFound('API key');
+    }
+    this.verifier.forget(id);
+  }
+}

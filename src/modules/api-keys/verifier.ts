@@ -1,0 +1,121 @@
+import type { Executor } from '../../db/pool.js';
+import type { VerifyResult } from '../../http/auth.js';
+import type { Clock } from '../../lib/clock.js';
+import {
+  isResource,
+  isRole,
+  OPERATIONS,
+  permissionsOfRole,
+  type Permission,
+} from '../../lib/permissions.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
+import type { LastUsedRecorder } from './last-used.js';
+import { findForVerification } from './repo.js';
+import { hashSecret, isWellFormedSecret } from './secret.js';
+
+/** How long a looked-up key is trusted before it is read again (issue 5: at most 30 s). */
+export const KEY_CACHE_MS = 30_000;
+
+interface CachedKey {
+  id: string;
+  orgId: string;
+  walletId: string;
+  permissions: ReadonlySet<Permission>;
+  expiresAtMs: number;
+  refusal: string | null;
+}
+
+function isPermission(name: string): name is Permission {
+  const dot = name.lastIndexOf('.');
+  return (
+    isResource(name.slice(0, dot)) &&
+    (OPERATIONS as readonly string[]).includes(name.slice(dot + 1))
+  );
+}
+
+/**
+ * The `x-api-key` verifier (src/http/auth.ts). A key seen in the last KEY_CACHE_MS is
+ * answered from memory; otherwise format and checksum first (no lookup for a malformed
+ * key), then SHA-256 → database lookup. Expiry is compared with the clock on every
+ * use, cached or not, so a key stops at `expires_at` exactly.
+ */
+export class ApiKeyVerifier {
+  // Keyed by the secret itself: a hit then costs no hashing at all (the hashes were a
+  // measurable share of a small request). Entries live at most KEY_CACHE_MS, in memory only.
+  private readonly cache = new TtlCache<string, CachedKey>(KEY_CACHE_MS);
+  /** key id → secret of the cached entry, so a delete can drop it at once. */
+  private readonly secretOf = new TtlCache<string, string>(KEY_CACHE_MS);
+
+  constructor(
+    private readonly db: Executor,
+    private readonly clock: Clock,
+    private readonly lastUsed: LastUsedRecorder,
+  ) {}
+
+  async verify(secret: string): Promise<VerifyResult> {
+    let key = this.cache.get(secret);
+    if (!key) {
+      if (!isWellFormedSecret(secret)) return { ok: false, reason: 'malformed API key' };
+      const loaded = await this.load(hashSecret(secret));
+      if (!loaded) return { ok: false, reason: 'invalid API key' };
+      key = loaded;
+      this.cache.set(secret, key);
+      this.secretOf.set(key.id, secret);
+    }
+    if (key.refusal) return { ok: false, reason: key.refusal };
+    const now = this.clock.now();
+    if (now.getTime() >= key.expiresAtMs) return { ok: false, reason: 'API key has expired' };
+    this.lastUsed.touch(key.id, now);
+    return {
+      ok: true,
+      auth: {
+        kind: 'api_key',
+        walletId: key.walletId,
+        orgId: key.orgId,
+        role: null,
+        permissions: key.permissions,
+        sessionId: null,
+        apiKeyId: key.id,
+      },
+    };
+  }
+
+  /** Drops this instance's cached check of a key at once (after a delete). */
+  forget(keyId: string): void {
+    const secret = this.secretOf.get(keyId);
+    if (secret !== undefined) this.cache.delete(secret);
+    this.secretOf.delete(keyId);
+  }
+
+  /** Drops every cached check (e.g. after membership changes that touch many keys). */
+  forgetAll(): void {
+    this.cache.clear();
+    this.secretOf.clear();
+  }
+
+  private async load(hash: string): Promise<CachedKey | null> {
+    const row = await findForVerification(this.db, hash);
+    if (!row) return null;
+    let refusal: string | null = null;
+    if (row.deleted_at !== null) refusal = 'API key has been deleted';
+    else if (!row.creator_role || !isRole(row.creator_role)) {
+      refusal = 'the creator of this API key is no longer a member';
+    }
+    // A key never does more than its creator can do now (spec §5 rule 7): a demotion of
+    // the creator narrows the key too.
+    const creatorCan: ReadonlySet<Permission> =
+      row.creator_role && isRole(row.creator_role)
+        ? permissionsOfRole(row.creator_role)
+        : new Set();
+    return {
+      id: row.id,
+      orgId: row.organization_id,
+      walletId: row.created_by,
+      permissions: new Set(
+        row.permissions.filter((p): p is Permission => isPermission(p) && creatorCan.has(p)),
+      ),
+      expiresAtMs: row.expires_at.getTime(),
+      refusal,
+    };
+  }
+}
