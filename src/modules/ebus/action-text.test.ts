@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
@@ -19,9 +19,16 @@ interface ActionTextVector {
   webauthn_challenge: string;
 }
 
-const vectorPath = fileURLToPath(
-  new URL('../../../../shared/vectors/action-text.json', import.meta.url),
-);
+// The shared vectors sit next to the checkout (/work/shared); a worktree is one level deeper.
+function sharedVector(name: string): string {
+  for (const up of ['../../../../', '../../../../../']) {
+    const path = fileURLToPath(new URL(`${up}shared/vectors/${name}`, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error(`shared/vectors/${name} not found above ${import.meta.url}`);
+}
+
+const vectorPath = sharedVector('action-text.json');
 const vector = JSON.parse(readFileSync(vectorPath, 'utf8')) as ActionTextVector;
 
 function vectorInput() {

@@ -108,9 +108,10 @@ export async function findTemplates(
 ): Promise<TemplateInfo[]> {
   if (ids.length === 0) return [];
   const { rows } = await exec.execute<TemplateInfo>(sql`
-    SELECT id, organization_id, name, description, category, faces, actions, custom_schema, is_public
+    SELECT id, organization_id, name, description, category, faces, actions, custom_schema,
+      is_public, updated_at
     FROM templates WHERE id IN ${jsonList(ids)}`);
-  return rows;
+  return rows.map((r) => ({ ...r, updated_at: asDate(r.updated_at) }));
 }
 
 /** Active roles of wallets in organizations, keyed `${orgId} ${walletId}`. */
