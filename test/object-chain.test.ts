@@ -95,7 +95,7 @@ function replay(log: LogEntry[], template: Record<string, unknown>): State[] {
       if (a.name === 'transfer') s.owner = (p.to as string).toLowerCase();
       if (a.name === 'update') {
         if (p.custom) s.custom = p.custom as Record<string, unknown>;
-        if (p.metadata) s.metadata = { ...prev.metadata, ...(p.metadata as object) };
+        if (p.metadata) s.metadata = { ...prev.metadata, ...p.metadata };
       }
       if (a.name === 'drop') {
         s.is_dropped = true;
