@@ -219,20 +219,8 @@ export async function writeGroup(
   return rows[0]!;
 }
 
-export type ActionLogRow = {
-  id: string;
-  hash: string;
-  name: string;
-  wallet: string;
-  signature_type: 'eoa' | 'webauthn';
-  nonce: number;
-  params: Record<string, unknown>;
-  object_id: string | null;
-  template_id: string | null;
-  fee_wei: string;
-  batch_id: string | null;
-  created_at: Date;
-};
+/** A row of `action_logs` as read back: the record with `created_at` for `when_created`. */
+export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
 
 export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
   return {
