@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import ngeohash from 'ngeohash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './helpers/service.js';
-import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from './helpers/ebus.js';
+import {
+  createSigner,
+  createTemplate,
+  fund,
+  signEoa,
+  type EoaSigner,
+  ACTION_FEE,
+} from './helpers/ebus.js';
 
 /**
  * Issue 6 acceptance 3: an object's hashes can be recomputed by anyone from what the API
@@ -11,7 +18,7 @@ import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from './h
  */
 
 const GENESIS = '0x' + '0'.repeat(64);
-const FEE = 1_100_000_000_000_000n;
+const FEE = ACTION_FEE;
 
 /** RFC 8785 canonical JSON for the values an object holds (no floats beyond ES6 form). */
 function canonical(v: unknown): string {
