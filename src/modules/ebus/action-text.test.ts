@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { sharedVectorPath } from '../../../test/support/vectors.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 
 interface ActionTextVector {
@@ -19,16 +19,7 @@ interface ActionTextVector {
   webauthn_challenge: string;
 }
 
-// The shared vectors sit next to the checkout (/work/shared); a worktree is one level deeper.
-function sharedVector(name: string): string {
-  for (const up of ['../../../../', '../../../../../']) {
-    const path = fileURLToPath(new URL(`${up}shared/vectors/${name}`, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error(`shared/vectors/${name} not found above ${import.meta.url}`);
-}
-
-const vectorPath = sharedVector('action-text.json');
+const vectorPath = sharedVectorPath('action-text.json');
 const vector = JSON.parse(readFileSync(vectorPath, 'utf8')) as ActionTextVector;
 
 function vectorInput() {
