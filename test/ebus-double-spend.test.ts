@@ -1,7 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './helpers/service.js';
-import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from './helpers/ebus.js';
+import {
+  createSigner,
+  createTemplate,
+  fund,
+  signEoa,
+  type EoaSigner,
+  ACTION_FEE,
+} from './helpers/ebus.js';
 
 /**
  * Acceptance 8: 16 concurrent executors against one organization, with deliberate replays
@@ -10,7 +17,7 @@ import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from './h
  */
 const SECONDS = Number(process.env.EBUS_DOUBLE_SPEND_SECONDS ?? 10);
 const EXECUTORS = 16;
-const FEE = 1_100_000_000_000_000n;
+const FEE = ACTION_FEE;
 
 let svc: TestService;
 

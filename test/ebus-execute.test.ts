@@ -12,10 +12,11 @@ import {
   signPasskey,
   snapshot,
   type EoaSigner,
+  ACTION_FEE,
 } from './helpers/ebus.js';
 
 let svc: TestService;
-const FEE = 1_100_000_000_000_000n; // config defaults: 1e15 fixed + 1e17 / 1000 proving
+const FEE = ACTION_FEE;
 
 beforeAll(async () => {
   svc = await startTestService();

@@ -11,10 +11,11 @@ import {
   signPasskey,
   snapshot,
   type EoaSigner,
+  ACTION_FEE,
 } from './helpers/ebus.js';
 
 let svc: TestService;
-const FEE = 1_100_000_000_000_000n;
+const FEE = ACTION_FEE;
 
 beforeAll(async () => {
   svc = await startTestService();

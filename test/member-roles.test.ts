@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, type TestMember } from './helpers/fixtures.js';
-import { lastMessageTo } from './helpers/orgs.js';
+import { memberSteps } from './helpers/members.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 let svc: TestService;
@@ -12,42 +12,7 @@ afterAll(async () => {
   await svc.stop();
 });
 
-const membersUrl = (orgId: string) => `/organizations/${orgId}/members`;
-
-async function invite(by: TestMember, email: string, role = 'member') {
-  const res = await svc.app.inject({
-    method: 'POST',
-    url: membersUrl(by.orgId),
-    headers: by.headers,
-    payload: { email, role },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  const id = res.json().id as string;
-  const mail = await lastMessageTo(svc, email.toLowerCase());
-  const token = /Invitation token: (\S+)/.exec(mail!.body)![1]!;
-  return { id, token, mail: mail! };
-}
-
-function confirm(orgId: string, token: string, memberId: string) {
-  return svc.app.inject({
-    method: 'GET',
-    url: `/organizations/${orgId}/invite?token=${encodeURIComponent(token)}&member_id=${memberId}`,
-  });
-}
-
-async function listMembers(by: TestMember, qs = '') {
-  const res = await svc.app.inject({
-    method: 'GET',
-    url: `${membersUrl(by.orgId)}${qs ? `?${qs}` : ''}`,
-    headers: by.headers,
-  });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json<{
-    members: { id: string; status: string; role: string; wallet_id: string | null }[];
-    next: string;
-    has_more: boolean;
-  }>();
-}
+const { membersUrl, invite, confirm, listMembers } = memberSteps(() => svc);
 
 describe('roles and the owner rules', () => {
   it('changes a role, and the change applies to the next request at once', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember } from './helpers/fixtures.js';
-import { deposit, fakeApiKey, expectBalanceIsLedgerSum } from './helpers/orgs.js';
+import { deposit, fakeApiKey, expectBalanceIsLedgerSum, postOrganization } from './helpers/orgs.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 let svc: TestService;
@@ -11,11 +11,8 @@ afterAll(async () => {
   await svc.stop();
 });
 
-async function createOrg(headers: Record<string, string>, payload: Record<string, unknown>) {
-  const res = await svc.app.inject({ method: 'POST', url: '/organizations', headers, payload });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json().id as string;
-}
+const createOrg = (headers: Record<string, string>, payload: Record<string, unknown>) =>
+  postOrganization(svc, headers, payload);
 
 describe('DELETE /organizations/{id}', () => {
   it('lets only an owner delete', async () => {

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { readOutbox } from '../modules/notify/sender.js';
-import { dbIso } from '../lib/db-time.js';
+import { asIso } from '../db/values.js';
 import { withCliDatabase } from './database.js';
 import { DEPOSITS_USAGE, DepositUsageError, runDepositsCommand } from '../modules/deposits/cli.js';
 
@@ -30,7 +30,7 @@ const commands: Record<string, Command> = {
             kind: row.kind,
             subject: row.subject,
             body: row.body,
-            when_created: dbIso(row.created_at),
+            when_created: asIso(row.created_at),
           }),
         );
       }

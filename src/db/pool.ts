@@ -15,7 +15,10 @@ export interface Database {
 }
 
 // int8 (counts, nonces) as JS numbers; numeric (wei) stays a string so money never
-// touches a float.
+// touches a float. Only queries sent with `pool.query` see this: drizzle's `db.execute`
+// replaces the parsers per query (see src/db/values.ts). The one such caller is
+// src/db/prepared.ts (`preparedRows`, the public object list's named statements), which
+// reads no int8 column today; this keeps any it reads later a number, as repos promise.
 const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     if (oid === 20) return (v: string) => Number(v);

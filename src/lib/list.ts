@@ -218,6 +218,22 @@ export function pageOf<T>(
   return { items, next, has_more: hasMore };
 }
 
+/**
+ * `pageOf` for rows whose sorts are `when_created` (created_at) and `when_modified`
+ * (updated_at), with the row id as the tie-breaker: objects and templates.
+ */
+export function pageOfDated<T extends { id: string; created_at: Date; updated_at: Date }>(
+  rows: T[],
+  p: ParsedList,
+): Page<T> {
+  return pageOf(
+    rows,
+    p,
+    (r) => (p.sortBy === 'when_modified' ? r.updated_at : r.created_at),
+    (r) => r.id,
+  );
+}
+
 /** The response envelope: `{<name>: [...], next, has_more}` (design.md §3). */
 export const ListEnvelope = <K extends string, T extends ReturnType<typeof Type.Object>>(
   name: K,

@@ -8,6 +8,9 @@ import { SoftAuthenticator } from '../support/soft-authenticator.js';
 import { createMember, type TestMember } from './fixtures.js';
 import type { TestService } from './service.js';
 
+/** The price of one action under the config defaults: 1e15 fixed + 1e17 / 1000 proving. */
+export const ACTION_FEE = 1_100_000_000_000_000n;
+
 /** A member whose wallet signs actions with an EOA (its address is the EOA's). */
 export interface EoaSigner extends TestMember {
   account: PrivateKeyAccount;

@@ -66,6 +66,17 @@ export function fakeApiKey(
   return { 'x-api-key': key };
 }
 
+/** POST /organizations as `headers`; answers the new organization's id. */
+export async function postOrganization(
+  svc: TestService,
+  headers: Record<string, string>,
+  payload: Record<string, unknown>,
+): Promise<string> {
+  const res = await svc.app.inject({ method: 'POST', url: '/organizations', headers, payload });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().id as string;
+}
+
 /** The message the default sender stored last for `email`. */
 export async function lastMessageTo(svc: TestService, email: string) {
   const { rows } = await svc.container.db.execute<{ kind: string; subject: string; body: string }>(

@@ -4,11 +4,15 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { hashMessage, recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { sharedVectorPath } from '../../../test/support/vectors.js';
 import { eip191Digest, recoverEip191Address } from './eip191.js';
 
-const vector = JSON.parse(
-  readFileSync(new URL('../../../../shared/vectors/action-text.json', import.meta.url), 'utf8'),
-) as { address: string; text: string; eip191_signature: string; private_key: `0x${string}` };
+const vector = JSON.parse(readFileSync(sharedVectorPath('action-text.json'), 'utf8')) as {
+  address: string;
+  text: string;
+  eip191_signature: string;
+  private_key: `0x${string}`;
+};
 
 function randomText(): string {
   // Mix ASCII, multi-byte UTF-8 and newlines so the length prefix counts bytes, not chars.

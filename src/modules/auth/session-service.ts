@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../db/pool.js';
+import type { DbTime } from '../../db/values.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, permissionsOfRole, type Role } from '../../lib/permissions.js';
@@ -111,7 +112,7 @@ export class SessionService {
   private async state(sessionId: string, orgId: string | null): Promise<SessionState> {
     const hit = this.cache.get(sessionId);
     if (hit && hit.orgId === orgId) return hit;
-    const { rows } = await this.db.execute<{ ended_at: Date | null; role: string | null }>(sql`
+    const { rows } = await this.db.execute<{ ended_at: DbTime | null; role: string | null }>(sql`
       SELECT s.ended_at, m.role FROM sessions s
       LEFT JOIN members m ON m.wallet_id = s.wallet_id AND m.organization_id = ${orgId}
         AND m.status = 'active'

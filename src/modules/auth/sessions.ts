@@ -14,7 +14,7 @@ import {
   type Page,
 } from '../../lib/list.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import { asDate } from '../../lib/pg-time.js';
+import { asDate } from '../../db/values.js';
 import {
   hashToken,
   newRefreshToken,

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { asDate } from '../../lib/pg-time.js';
+import { asDate } from '../../db/values.js';
 
 /**
  * Failed sign-in counting, behind a small interface so another store (e.g. Redis) can

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { dbDate, dbIso } from '../../lib/db-time.js';
+import { asDate, asIso } from '../../db/values.js';
 import { notFound } from '../../lib/errors.js';
 import { pageOf, parseList, type ListSpec, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_DECIMALS, NATIVE_TOKEN } from '../../lib/money.js';
@@ -77,7 +77,7 @@ export class BalanceService {
     if (!org) throw notFound('organization');
 
     const now = this.clock.now();
-    const createdAt = dbDate(org.created_at);
+    const createdAt = asDate(org.created_at);
     const dates = q as Record<string, string | undefined>;
     const gt = dates['when_created[$gt]'];
     const gte = dates['when_created[$gte]'];
@@ -103,14 +103,14 @@ export class BalanceService {
     const page = pageOf(
       rows,
       p,
-      (r) => dbDate(r.start),
+      (r) => asDate(r.start),
       () => '',
     );
     return {
       ...page,
       items: page.items.map((r) => ({
-        start: dbIso(r.start),
-        end: dbIso(r.end),
+        start: asIso(r.start),
+        end: asIso(r.end),
         credits_wei: r.credits_wei,
         debits_wei: r.debits_wei,
         closing_balance_wei: r.closing_balance_wei,

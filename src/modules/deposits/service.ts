@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { dbDate, dbIso } from '../../lib/db-time.js';
+import { asDate, asIso } from '../../db/values.js';
 import { conflict, invalid, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
@@ -39,7 +39,7 @@ function toDeposit(row: repo.DepositRow): Deposit {
     token_address: row.token_address,
     amount_wei: row.amount_wei,
     amount: formatTokens(BigInt(row.amount_wei)),
-    when_created: dbIso(row.created_at),
+    when_created: asIso(row.created_at),
   };
 }
 
@@ -72,7 +72,7 @@ export class DepositService {
     const page = pageOf(
       rows,
       p,
-      (r) => dbDate(r.created_at),
+      (r) => asDate(r.created_at),
       (r) => r.id,
     );
     return { ...page, items: page.items.map(toDeposit) };
@@ -124,7 +124,7 @@ export class DepositService {
         kind: 'deposit',
         amountWei: input.amountWei,
         refId: row.id,
-        now: dbDate(row.created_at),
+        now: asDate(row.created_at),
       });
       return {
         status: 'credited',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { sharedVectorPath } from '../../../test/support/vectors.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 
 interface ActionTextVector {
@@ -19,9 +19,7 @@ interface ActionTextVector {
   webauthn_challenge: string;
 }
 
-const vectorPath = fileURLToPath(
-  new URL('../../../../shared/vectors/action-text.json', import.meta.url),
-);
+const vectorPath = sharedVectorPath('action-text.json');
 const vector = JSON.parse(readFileSync(vectorPath, 'utf8')) as ActionTextVector;
 
 function vectorInput() {

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import { asDate, asNumber } from '../../db/values.js';
 import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../lib/list.js';
 import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
 
@@ -40,8 +41,8 @@ export async function findSigner(
   const r = rows[0]!;
   return {
     ...r,
-    next_nonce: r.next_nonce === null ? null : Number(r.next_nonce),
-    sign_count: r.sign_count === null ? null : Number(r.sign_count),
+    next_nonce: r.next_nonce === null ? null : asNumber(r.next_nonce),
+    sign_count: r.sign_count === null ? null : asNumber(r.sign_count),
   };
 }
 
@@ -65,7 +66,7 @@ export async function findWallet(
          AND m.wallet_id = w.id AND m.status = 'active') AS role
     FROM wallets w WHERE ${where}`);
   const r = rows[0];
-  return r ? { ...r, next_nonce: Number(r.next_nonce) } : null;
+  return r ? { ...r, next_nonce: asNumber(r.next_nonce) } : null;
 }
 
 const jsonList = (values: readonly string[]) =>
@@ -86,7 +87,7 @@ export async function lockWallets(
 ): Promise<Map<string, number>> {
   const { rows } = await tx.execute<{ id: string; next_nonce: number }>(sql`
     SELECT id, next_nonce FROM wallets WHERE id IN ${jsonList(ids)} ORDER BY id FOR UPDATE`);
-  return new Map(rows.map((r) => [r.id, Number(r.next_nonce)]));
+  return new Map(rows.map((r) => [r.id, asNumber(r.next_nonce)]));
 }
 
 /** Locks the objects the group touches, in id order. */
@@ -94,11 +95,10 @@ export async function lockObjects(tx: Executor, ids: readonly string[]): Promise
   if (ids.length === 0) return [];
   const { rows } = await tx.execute<ObjectState>(sql`
     SELECT * FROM objects WHERE id IN ${jsonList(ids)} ORDER BY id FOR UPDATE`);
-  // db.execute leaves timestamptz as text (drizzle's raw type parsers); make them Dates.
   return rows.map((r) => ({
     ...r,
-    created_at: new Date(r.created_at),
-    updated_at: new Date(r.updated_at),
+    created_at: asDate(r.created_at),
+    updated_at: asDate(r.updated_at),
   }));
 }
 
@@ -108,9 +108,10 @@ export async function findTemplates(
 ): Promise<TemplateInfo[]> {
   if (ids.length === 0) return [];
   const { rows } = await exec.execute<TemplateInfo>(sql`
-    SELECT id, organization_id, name, description, category, faces, actions, custom_schema, is_public
+    SELECT id, organization_id, name, description, category, faces, actions, custom_schema,
+      is_public, updated_at
     FROM templates WHERE id IN ${jsonList(ids)}`);
-  return rows;
+  return rows.map((r) => ({ ...r, updated_at: asDate(r.updated_at) }));
 }
 
 /** Active roles of wallets in organizations, keyed `${orgId} ${walletId}`. */
@@ -218,20 +219,8 @@ export async function writeGroup(
   return rows[0]!;
 }
 
-export type ActionLogRow = {
-  id: string;
-  hash: string;
-  name: string;
-  wallet: string;
-  signature_type: 'eoa' | 'webauthn';
-  nonce: number;
-  params: Record<string, unknown>;
-  object_id: string | null;
-  template_id: string | null;
-  fee_wei: string;
-  batch_id: string | null;
-  created_at: Date;
-};
+/** A row of `action_logs` as read back: the record with `created_at` for `when_created`. */
+export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
 
 export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
   return {
@@ -280,5 +269,5 @@ export async function listActionLogs(
     SELECT id, hash, name, wallet, signature_type, nonce, params, object_id, template_id,
       fee_wei::text AS fee_wei, batch_id, created_at
     FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
-  return rows.map((r) => ({ ...r, nonce: Number(r.nonce), created_at: new Date(r.created_at) }));
+  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }

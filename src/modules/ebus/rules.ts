@@ -2,7 +2,8 @@ import { AppError, Code, forbidden, invalid, notFound } from '../../lib/errors.j
 import { permissionsOfRole, type Role } from '../../lib/permissions.js';
 import { computeObjectHashes, GENESIS_HASH, type Location } from '../objects/hashes.js';
 import { locationOf, normalizeMetadata } from '../objects/record.js';
-import { geohashOf } from './geohash.js';
+import { geohashOf } from '../objects/geo.js';
+import type { CustomCheck } from '../templates/service.js';
 import type {
   ActionName,
   DropParams,
@@ -34,13 +35,29 @@ export interface RuleInput {
   now: Date;
   /** Id for a minted object. */
   newObjectId: string;
-  /** Checks `custom` against the template's custom_schema; returns a reason or null. */
-  checkCustom: (template: TemplateInfo, custom: Record<string, unknown>) => string | null;
+  /** Checks `custom` against the template's custom_schema (templates' `validateCustom`). */
+  checkCustom: (template: TemplateInfo, custom: Record<string, unknown>) => CustomCheck;
 }
 
 export type RuleResult = { ok: true; next: ObjectState } | { ok: false; error: AppError };
 
 const refuse = (error: AppError): RuleResult => ({ ok: false, error });
+
+/** Why `custom` is refused by the template's schema (400 code 3), or null when it passes. */
+function customRefusal(input: RuleInput, custom: Record<string, unknown>): AppError | null {
+  let check: CustomCheck;
+  try {
+    check = input.checkCustom(input.template!, custom);
+  } catch {
+    return invalid(
+      "custom does not match the template's schema: the template's custom_schema cannot be compiled",
+    );
+  }
+  if (check.ok) return null;
+  const first = check.fields[0];
+  const reason = first ? `${first.field} ${first.reason}` : 'is invalid';
+  return invalid(`custom does not match the template's schema: ${reason}`, check.fields);
+}
 
 function toLocation(l: LocationInput): Location {
   return {
@@ -102,8 +119,8 @@ function mint(input: RuleInput): RuleResult {
   }
   if (!t.actions.includes('mint')) return refuse(forbidden(`template ${t.id} does not list mint`));
   const custom = (p.custom ?? {}) as Record<string, unknown>;
-  const bad = input.checkCustom(t, custom);
-  if (bad) return refuse(invalid(`custom does not match the template's schema: ${bad}`));
+  const bad = customRefusal(input, custom);
+  if (bad) return refuse(bad);
   const metadata: ObjectState['metadata'] = normalizeMetadata({
     name: t.name,
     description: t.description,
@@ -164,7 +181,6 @@ function existingObjectRefusal(input: RuleInput): AppError | null {
 
 function change(input: RuleInput): ObjectState | AppError {
   const o = input.object!;
-  const t = input.template!;
   switch (input.name) {
     case 'transfer':
       return { ...o, owner: (input.params as TransferParams).to.toLowerCase() };
@@ -172,8 +188,8 @@ function change(input: RuleInput): ObjectState | AppError {
       const p = input.params as UpdateParams;
       const custom = p.custom as Record<string, unknown> | undefined;
       if (custom) {
-        const bad = input.checkCustom(t, custom);
-        if (bad) return invalid(`custom does not match the template's schema: ${bad}`);
+        const bad = customRefusal(input, custom);
+        if (bad) return bad;
       }
       return {
         ...o,

@@ -1,7 +1,7 @@
 import type { AppError } from '../../lib/errors.js';
 import type { Role } from '../../lib/permissions.js';
 import type { ObjectRecord, ObjectRow } from '../objects/record.js';
-import type { Face } from '../objects/hashes.js';
+import type { TemplateRow } from '../templates/repo.js';
 import type { ActionName, SignatureBody } from './schema.js';
 
 /** The signed fields of an action, params as a plain record. */
@@ -59,15 +59,9 @@ export type ApplyOutcome = { ok: true; applied: AppliedAction } | { ok: false; e
 /** An object row with the columns the event bus adds (0008). */
 export type ObjectState = ObjectRow & { collection_id: string | null };
 
-/** What the rules need of a template. */
-export type TemplateInfo = {
-  id: string;
-  organization_id: string;
-  name: string;
-  description: string;
-  category: string;
-  faces: Face[];
-  actions: string[];
-  custom_schema: Record<string, unknown> | null;
-  is_public: boolean;
-};
+/**
+ * What the rules need of a template: a `templates` row without created_at, read for many
+ * templates at once by the group committer (`findTemplates`). `updated_at` keys the compile
+ * cache of templates' `validateCustom`.
+ */
+export type TemplateInfo = Omit<TemplateRow, 'created_at'>;

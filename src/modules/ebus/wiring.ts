@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { validateCustom } from '../templates/service.js';
 import { applyGroup } from './apply-group.js';
-import { checkCustom } from './custom-schema.js';
 import { FeeService, noBatchesYet, type BatchSizeSource } from './fees.js';
 import { GroupCommitter } from './group-commit.js';
 import { noHooks, type ApplyHooks } from './hooks.js';
@@ -36,7 +36,7 @@ export function createEbus(w: EbusWiring): Ebus {
     fees,
     hooks: w.hooks ?? noHooks,
     logger: w.logger,
-    checkCustom,
+    checkCustom: validateCustom,
   };
   const committer = new GroupCommitter((orgId, items) => applyGroup(deps, orgId, items), {
     maxWaitMs: w.config.ebus.groupWaitMs,

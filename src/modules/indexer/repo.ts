@@ -1,8 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { asDate, asNumber } from '../../db/values.js';
-import type { ObjectRow } from '../objects/record.js';
-import { OBJECT_COLUMNS, objectRow } from '../objects/repo.js';
+import type { ActionLogRow } from '../ebus/repo.js';
 
 /** Full-text match of `terms` (web-search syntax) on object text and template names. */
 export function textMatch(orgId: string, terms: string): SQL {
@@ -15,33 +14,6 @@ export function textMatch(orgId: string, terms: string): SQL {
 export function customContains(doc: Record<string, unknown>): SQL {
   return sql`custom @> ${JSON.stringify(doc)}::jsonb`;
 }
-
-export async function searchObjects(
-  exec: Executor,
-  orgId: string,
-  where: SQL,
-  order: SQL,
-  limit: number,
-): Promise<ObjectRow[]> {
-  const { rows } = await exec.execute<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
-    WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
-  return rows.map(objectRow);
-}
-
-export type ActionLogRow = {
-  id: string;
-  hash: string;
-  name: string;
-  wallet: string;
-  signature_type: string;
-  nonce: number;
-  params: Record<string, unknown>;
-  object_id: string | null;
-  template_id: string | null;
-  fee_wei: string;
-  batch_id: string | null;
-  created_at: Date;
-};
 
 export async function objectExists(exec: Executor, orgId: string, id: string): Promise<boolean> {
   const { rows } = await exec.execute<{ one: number }>(

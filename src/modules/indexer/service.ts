@@ -7,14 +7,16 @@ import {
   keysetCondition,
   orderBy,
   pageOf,
+  pageOfDated,
   parseList,
   type ListSpec,
   type Page,
 } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import { normalizeOwner } from '../objects/public-list.js';
-import { toObjectRecord, type ObjectRecord, type ObjectRow } from '../objects/record.js';
-import { OBJECT_SORTS } from '../objects/repo.js';
+import { toObjectRecord, type ObjectRecord } from '../objects/record.js';
+import { listObjects, OBJECT_SORTS } from '../objects/repo.js';
+import { toActionLogRecord } from '../ebus/repo.js';
 import * as repo from './repo.js';
 import type { ActionLogRecord, HistoryQuery, SearchQuery, StructuredQuery } from './schema.js';
 
@@ -32,23 +34,6 @@ const HISTORY: ListSpec = {
   defaultSort: 'when_created',
   idColumn: sql`id`,
 };
-
-export function toActionLogRecord(row: repo.ActionLogRow): ActionLogRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    name: row.name,
-    wallet: row.wallet,
-    signature_type: row.signature_type,
-    nonce: row.nonce,
-    params: row.params,
-    object_id: row.object_id,
-    template_id: row.template_id,
-    fee_wei: row.fee_wei,
-    batch_id: row.batch_id,
-    when_created: row.created_at.toISOString(),
-  };
-}
 
 /** `{a: {b: value}}` from the path `a.b`. */
 function nest(path: string[], value: unknown): Record<string, unknown> {
@@ -104,13 +89,8 @@ export class IndexerService {
   ) {
     const p = parseList(q, OBJECTS);
     const where = and([keysetCondition(p), ...dateFilters(q, sql`created_at`), ...filters]);
-    const rows = await repo.searchObjects(this.db, orgId, where, orderBy(p), p.limit + 1);
-    const page = pageOf<ObjectRow>(
-      rows,
-      p,
-      (r) => (p.sortBy === 'when_modified' ? r.updated_at : r.created_at),
-      (r) => r.id,
-    );
+    const rows = await listObjects(this.db, orgId, where, orderBy(p), p.limit + 1);
+    const page = pageOfDated(rows, p);
     return { ...page, items: page.items.map(toObjectRecord) };
   }
 

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
-import type { DbTime } from '../../lib/db-time.js';
+import type { DbTime } from '../../db/values.js';
 import {
   and,
   dateFilters,

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { dbDate, dbIso } from '../../lib/db-time.js';
+import { asDate, asIso } from '../../db/values.js';
 import {
   AppError,
   Code,
@@ -40,8 +40,8 @@ function toMember(row: repo.MemberRow): Member {
     name: row.name,
     role: isRole(row.role) ? row.role : 'viewer',
     status,
-    when_created: dbIso(row.created_at),
-    when_modified: dbIso(row.updated_at),
+    when_created: asIso(row.created_at),
+    when_modified: asIso(row.updated_at),
   };
 }
 
@@ -76,7 +76,7 @@ export class MemberService {
     const page = pageOf(
       rows,
       p,
-      (r) => (p.sortBy === 'when_modified' ? dbDate(r.updated_at) : dbDate(r.created_at)),
+      (r) => (p.sortBy === 'when_modified' ? asDate(r.updated_at) : asDate(r.created_at)),
       (r) => r.id,
     );
     return { ...page, items: page.items.map(toMember) };
@@ -202,7 +202,7 @@ export class MemberService {
       if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
         throw invitationNotFound();
       }
-      if (dbDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
+      if (asDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
       const wallet = m.email ? await repo.findWalletByEmail(tx, m.email) : null;
       if (wallet && (await repo.walletIsActiveMember(tx, orgId, wallet.id))) {
         throw conflict('the wallet with this email is already a member of this organization');

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db, Executor } from '../../db/pool.js';
+import type { DbTime } from '../../db/values.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 
@@ -77,7 +78,7 @@ export type OutboxRow = {
   kind: string;
   subject: string;
   body: string;
-  created_at: Date;
+  created_at: DbTime;
 };
 
 /** What the default sender stored for one address, newest first. */

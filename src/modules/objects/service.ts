@@ -7,7 +7,7 @@ import {
   dateFilters,
   keysetCondition,
   orderBy,
-  pageOf,
+  pageOfDated,
   parseList,
   type ListSpec,
   type Page,
@@ -51,12 +51,7 @@ export class ObjectService {
       ...dateFilters(q, sql`updated_at`, 'when_modified'),
     ]);
     const rows = await listObjects(this.db, orgId, where, orderBy(p), p.limit + 1);
-    const page = pageOf(
-      rows,
-      p,
-      (r) => (p.sortBy === 'when_modified' ? r.updated_at : r.created_at),
-      (r) => r.id,
-    );
+    const page = pageOfDated(rows, p);
     return { ...page, items: page.items.map(toObjectRecord) };
   }
 

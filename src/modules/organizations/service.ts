@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { dbDate, dbIso } from '../../lib/db-time.js';
+import { asDate, asIso } from '../../db/values.js';
 import { failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { parseList, pageOf, type Page } from '../../lib/list.js';
@@ -24,8 +24,8 @@ function toOrganization(row: repo.OrganizationRow): Organization {
     description: row.description,
     settings: { allow_self_signup: row.settings.allow_self_signup === true },
     role: row.role !== null && isRole(row.role) ? row.role : null,
-    when_created: dbIso(row.created_at),
-    when_modified: dbIso(row.updated_at),
+    when_created: asIso(row.created_at),
+    when_modified: asIso(row.updated_at),
   };
 }
 
@@ -65,8 +65,8 @@ export class OrganizationService {
         p.sortBy === 'name'
           ? r.name
           : p.sortBy === 'when_modified'
-            ? dbDate(r.updated_at)
-            : dbDate(r.created_at),
+            ? asDate(r.updated_at)
+            : asDate(r.created_at),
       (r) => r.id,
     );
     return { ...page, items: page.items.map(toOrganization) };

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { dbDate, dbIso } from '../../lib/db-time.js';
+import { asDate, asIso } from '../../db/values.js';
 import { forbidden, invalid, notFound, tooManyRequests } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
@@ -25,7 +25,7 @@ function toMessage(row: repo.SupportMessageRow): SupportMessage {
     wallet_id: row.wallet_id,
     title: row.title,
     content: row.content,
-    when_created: dbIso(row.created_at),
+    when_created: asIso(row.created_at),
   };
 }
 
@@ -90,7 +90,7 @@ export class SupportService {
     const page = pageOf(
       rows,
       p,
-      (r) => dbDate(r.created_at),
+      (r) => asDate(r.created_at),
       (r) => r.id,
     );
     return { ...page, items: page.items.map(toMessage) };
@@ -116,7 +116,7 @@ export class SupportService {
       const since = new Date(now.getTime() - ACCESS_REQUEST_WINDOW_MS);
       const recent = await repo.recentAccessRequests(tx, clientIp, since);
       if (recent.n >= ACCESS_REQUESTS_PER_WINDOW && recent.oldest) {
-        const retryMs = dbDate(recent.oldest).getTime() + ACCESS_REQUEST_WINDOW_MS - now.getTime();
+        const retryMs = asDate(recent.oldest).getTime() + ACCESS_REQUEST_WINDOW_MS - now.getTime();
         throw tooManyRequests(
           `at most ${ACCESS_REQUESTS_PER_WINDOW} access requests per hour from one address`,
           Math.max(1, Math.ceil(retryMs / 1000)),

@@ -8,7 +8,7 @@ import {
   dateFilters,
   keysetCondition,
   orderBy,
-  pageOf,
+  pageOfDated,
   parseList,
   prefixMatch,
   type ListSpec,
@@ -134,12 +134,7 @@ export class TemplateService {
       q.is_public !== undefined ? sql`is_public = ${q.is_public}` : undefined,
     ]);
     const rows = await repo.listTemplates(this.db, orgId, where, orderBy(p), p.limit + 1);
-    const page = pageOf(
-      rows,
-      p,
-      (r) => (p.sortBy === 'when_modified' ? r.updated_at : r.created_at),
-      (r) => r.id,
-    );
+    const page = pageOfDated(rows, p);
     return { ...page, items: page.items.map(toTemplateRecord) };
   }
 

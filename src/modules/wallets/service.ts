@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { asDate } from '../../lib/pg-time.js';
+import { asDate } from '../../db/values.js';
 import {
   failedPrecondition,
   forbidden,
