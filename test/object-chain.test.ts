@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { createHash } from 'node:crypto';
 import ngeohash from 'ngeohash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,7 @@ interface State {
   is_dropped: boolean;
 }
 interface LogEntry {
+  id: string;
   hash: string;
   name: string;
   wallet: string;
@@ -246,6 +248,19 @@ describe('an object minted and moved through the event bus', () => {
       is_redeemed: record.is_redeemed,
       is_dropped: record.is_dropped,
     });
+    const stored = await svc.container.db.execute<{
+      id: string;
+      integrity_hash: string;
+      prev_integrity_hash: string;
+    }>(
+      sql`SELECT id, integrity_hash, prev_integrity_hash FROM action_logs WHERE object_id = ${record.id as string}`,
+    );
+    const links = new Map(
+      stored.rows.map((r) => [
+        r.id,
+        { integrity_hash: r.integrity_hash, prev_integrity_hash: r.prev_integrity_hash },
+      ]),
+    );
     const integrity: string[] = [];
     states.forEach((s, i) => {
       const prev = i === 0 ? GENESIS : integrity[i - 1]!;
@@ -263,10 +278,29 @@ describe('an object minted and moved through the event bus', () => {
         cursor,
       );
       if (i === states.length - 1) expect(prev).toBe(expectedPrev);
+      expect(links.get(log[i]!.id)).toEqual({
+        integrity_hash: cursor,
+        prev_integrity_hash: expectedPrev,
+      });
       cursor = expectedPrev;
       prev = expectedPrev;
     }
     expect(cursor).toBe(GENESIS);
+
+    // The same walk from stored data alone: newest state → the action that made it (the
+    // action_logs row keeps its link) → previous state → … → mint.
+    const byIntegrity = new Map(
+      log.map((l) => [links.get(l.id)!.integrity_hash, { ...l, ...links.get(l.id)! }]),
+    );
+    const walked: string[] = [];
+    for (let link = record.integrity_hash as string; link !== GENESIS;) {
+      const entry = byIntegrity.get(link);
+      expect(entry, `no action produced ${link}`).toBeDefined();
+      walked.push(entry!.name as string);
+      link = entry!.prev_integrity_hash as string;
+    }
+    expect(walked.reverse()).toEqual(log.map((l) => l.name));
+    expect(walked[0]).toBe('mint');
   });
 
   it('changes its integrity hash when any link of the replay is altered', async () => {

@@ -232,6 +232,9 @@ async function runGroup(
     };
     write.logs.push({
       ...log,
+      // Stored, not part of the record: the object's chain link this action made.
+      prev_integrity_hash: obj.prev_integrity_hash,
+      integrity_hash: obj.integrity_hash,
       organization_id: orgId,
       wallet_id: item.walletId,
       signature: item.signature,

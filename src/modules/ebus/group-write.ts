@@ -11,7 +11,13 @@ import type { ActionLogRecord, ObjectState } from './types.js';
 export interface GroupWrite {
   newObjects: ObjectState[];
   changedObjects: ObjectState[];
-  logs: (ActionLogRecord & { organization_id: string; wallet_id: string; signature: unknown })[];
+  logs: (ActionLogRecord & {
+    organization_id: string;
+    wallet_id: string;
+    signature: unknown;
+    prev_integrity_hash: string;
+    integrity_hash: string;
+  })[];
   nonces: { id: string; expected: number; next_nonce: number }[];
   signCounts: { id: string; sign_count: number }[];
 }
@@ -58,13 +64,15 @@ export async function writeGroupState(tx: Executor, w: GroupWrite): Promise<numb
       RETURNING 1
     ), logs AS (
       INSERT INTO action_logs (id, organization_id, hash, name, wallet_id, wallet, signature_type,
-        signature, nonce, params, object_id, template_id, fee_wei, batch_id, created_at)
+        signature, nonce, params, object_id, template_id, fee_wei, batch_id, prev_integrity_hash,
+        integrity_hash, created_at)
       SELECT r.id, r.organization_id, r.hash, r.name, r.wallet_id, r.wallet, r.signature_type,
         r.signature, r.nonce, r.params, r.object_id, r.template_id, r.fee_wei::numeric, NULL,
-        r.when_created::timestamptz
+        r.prev_integrity_hash, r.integrity_hash, r.when_created::timestamptz
       FROM jsonb_to_recordset(${json(w.logs)}) AS r(id text, organization_id text, hash text,
         name text, wallet_id text, wallet text, signature_type text, signature jsonb, nonce bigint,
-        params jsonb, object_id text, template_id text, fee_wei text, when_created text)
+        params jsonb, object_id text, template_id text, fee_wei text, prev_integrity_hash text,
+        integrity_hash text, when_created text)
       RETURNING 1
     ), nonces AS (
       UPDATE wallets wl SET next_nonce = r.next_nonce

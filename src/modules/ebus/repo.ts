@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { asDate, asNumber } from '../../db/values.js';
 import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../lib/list.js';
@@ -72,14 +72,6 @@ export async function findWallet(
 const jsonList = (values: readonly string[]) =>
   sql`(SELECT jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
 
-/** Locks the paying organization's row (the first lock of every group: one order, no deadlock). */
-export async function lockOrganization(tx: Executor, orgId: string): Promise<bigint | null> {
-  const { rows } = await tx.execute<{ balance_wei: string }>(
-    sql`SELECT balance_wei FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL FOR UPDATE`,
-  );
-  return rows[0] ? BigInt(rows[0].balance_wei) : null;
-}
-
 /** Locks the signer wallets in id order; answers their next nonces. */
 export async function lockWallets(
   tx: Executor,
@@ -133,94 +125,11 @@ export async function findRoles(
   return new Map(rows.map((r) => [`${r.organization_id} ${r.wallet_id}`, r.role]));
 }
 
-export interface GroupWrite {
-  orgId: string;
-  totalFeeWei: bigint;
-  newObjects: ObjectState[];
-  changedObjects: ObjectState[];
-  logs: (ActionLogRecord & { organization_id: string; wallet_id: string; signature: unknown })[];
-  ledger: { id: string; amount_wei: string; balance_after_wei: string; ref_id: string }[];
-  nonces: { id: string; expected: number; next_nonce: number }[];
-  signCounts: { id: string; sign_count: number }[];
-  now: Date;
-}
-
-const OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text, owner text,
-  metadata jsonb, custom jsonb, custom_hash text, latitude float8, longitude float8, geo_hash text,
-  ownership_claimed boolean, is_redeemed boolean, is_dropped boolean, is_public boolean,
-  nonce integer, version integer, state_hash text, content_hash text, integrity_hash text,
-  prev_integrity_hash text, collection_id text, created_at timestamptz, updated_at timestamptz`);
-
-/**
- * Every write of one group in ONE statement (design.md §8): new and changed objects, the
- * action log rows, the fee ledger rows, one balance debit, the nonce of each wallet guarded
- * by the value read under lock, and passkey sign counts. Answers how many wallets and
- * organizations were updated so the caller can check the guards held.
- */
-export async function writeGroup(
-  tx: Executor,
-  w: GroupWrite,
-): Promise<{ wallets: number; orgs: number }> {
-  const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
-  const { rows } = await tx.execute<{ wallets: number; orgs: number }>(sql`
-    WITH new_objects AS (
-      INSERT INTO objects (id, organization_id, template_id, owner, metadata, custom, custom_hash,
-        latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped, is_public, nonce,
-        version, state_hash, content_hash, integrity_hash, prev_integrity_hash, collection_id,
-        created_at, updated_at)
-      SELECT * FROM jsonb_to_recordset(${json(w.newObjects)}) AS r(${OBJECT_COLUMNS})
-      RETURNING 1
-    ), changed_objects AS (
-      UPDATE objects o SET owner = r.owner, metadata = r.metadata, custom = r.custom,
-        custom_hash = r.custom_hash, latitude = r.latitude, longitude = r.longitude,
-        geo_hash = r.geo_hash, is_redeemed = r.is_redeemed, is_dropped = r.is_dropped,
-        nonce = r.nonce, version = r.version, state_hash = r.state_hash,
-        content_hash = r.content_hash, integrity_hash = r.integrity_hash,
-        prev_integrity_hash = r.prev_integrity_hash, updated_at = r.updated_at
-      FROM jsonb_to_recordset(${json(w.changedObjects)}) AS r(${OBJECT_COLUMNS})
-      WHERE o.id = r.id
-      RETURNING 1
-    ), logs AS (
-      INSERT INTO action_logs (id, organization_id, hash, name, wallet_id, wallet, signature_type,
-        signature, nonce, params, object_id, template_id, fee_wei, batch_id, created_at)
-      SELECT r.id, r.organization_id, r.hash, r.name, r.wallet_id, r.wallet, r.signature_type,
-        r.signature, r.nonce, r.params, r.object_id, r.template_id, r.fee_wei::numeric, NULL,
-        r.when_created::timestamptz
-      FROM jsonb_to_recordset(${json(w.logs)}) AS r(id text, organization_id text, hash text,
-        name text, wallet_id text, wallet text, signature_type text, signature jsonb, nonce bigint,
-        params jsonb, object_id text, template_id text, fee_wei text, when_created text)
-      RETURNING 1
-    ), ledger AS (
-      INSERT INTO ledger_entries (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
-      SELECT r.id, ${w.orgId}, 'action_fee', r.amount_wei::numeric, r.balance_after_wei::numeric,
-        r.ref_id, ${w.now}
-      FROM jsonb_to_recordset(${json(w.ledger)}) AS r(id text, amount_wei text,
-        balance_after_wei text, ref_id text)
-      RETURNING 1
-    ), balance AS (
-      UPDATE organizations SET balance_wei = balance_wei - ${w.totalFeeWei.toString()}::numeric
-      WHERE id = ${w.orgId}
-      RETURNING 1
-    ), nonces AS (
-      UPDATE wallets wl SET next_nonce = r.next_nonce
-      FROM jsonb_to_recordset(${json(w.nonces)}) AS r(id text, expected bigint, next_nonce bigint)
-      WHERE wl.id = r.id AND wl.next_nonce = r.expected
-      RETURNING 1
-    ), sign_counts AS (
-      UPDATE credentials c SET sign_count = GREATEST(c.sign_count, r.sign_count)
-      FROM jsonb_to_recordset(${json(w.signCounts)}) AS r(id text, sign_count bigint)
-      WHERE c.id = r.id
-      RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM nonces)::int AS wallets, (SELECT count(*) FROM balance)::int AS orgs,
-      (SELECT count(*) FROM new_objects) + (SELECT count(*) FROM changed_objects)
-        + (SELECT count(*) FROM logs) + (SELECT count(*) FROM ledger)
-        + (SELECT count(*) FROM sign_counts) AS written`);
-  return rows[0]!;
-}
-
-/** A row of `action_logs` as read back: the record with `created_at` for `when_created`. */
 export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
+
+/** The columns of an action log record, for every query that answers one. */
+export const ACTION_LOG_COLUMNS = sql.raw(`id, hash, name, wallet, signature_type, nonce, params,
+  object_id, template_id, fee_wei::text AS fee_wei, batch_id, created_at`);
 
 export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
   return {
@@ -266,8 +175,6 @@ export async function listActionLogs(
     ...dateFilters(f.query, sql`created_at`),
   ]);
   const { rows } = await exec.execute<ActionLogRow>(sql`
-    SELECT id, hash, name, wallet, signature_type, nonce, params, object_id, template_id,
-      fee_wei::text AS fee_wei, batch_id, created_at
-    FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
+    SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
   return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { asDate, asNumber } from '../../db/values.js';
-import type { ActionLogRow } from '../ebus/repo.js';
+import { ACTION_LOG_COLUMNS, type ActionLogRow } from '../ebus/repo.js';
 
 /** Full-text match of `terms` (web-search syntax) on object text and template names. */
 export function textMatch(orgId: string, terms: string): SQL {
@@ -30,8 +30,7 @@ export async function listObjectHistory(
   order: SQL,
   limit: number,
 ): Promise<ActionLogRow[]> {
-  const { rows } = await exec.execute<ActionLogRow>(sql`SELECT id, hash, name, wallet,
-      signature_type, nonce, params, object_id, template_id, fee_wei, batch_id, created_at
+  const { rows } = await exec.execute<ActionLogRow>(sql`SELECT ${ACTION_LOG_COLUMNS}
     FROM action_logs WHERE organization_id = ${orgId} AND object_id = ${objectId} AND ${where}
     ${order} LIMIT ${limit}`);
   return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));

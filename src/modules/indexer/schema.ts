@@ -1,3 +1,4 @@
+import { ActionLogSchema } from '../ebus/schema.js';
 import { Type, type Static } from 'typebox';
 import { dateFilterProperties, ListEnvelope, listQueryProperties } from '../../lib/list.js';
 
@@ -33,21 +34,8 @@ export const HistoryQuery = Type.Object({
 });
 export type HistoryQuery = Static<typeof HistoryQuery>;
 
-/** An action log record (design.md §3). */
-export const ActionLogRecord = Type.Object({
-  id: Type.String(),
-  hash: Type.String(),
-  name: Type.String(),
-  wallet: Type.String(),
-  signature_type: Type.String(),
-  nonce: Type.Integer(),
-  params: Type.Record(Type.String(), Type.Unknown()),
-  object_id: Type.Union([Type.String(), Type.Null()]),
-  template_id: Type.Union([Type.String(), Type.Null()]),
-  fee_wei: Type.String(),
-  batch_id: Type.Union([Type.String(), Type.Null()]),
-  when_created: Type.String({ format: 'date-time' }),
-});
-export type ActionLogRecord = Static<typeof ActionLogRecord>;
+/** An object's history is action log records, the event bus's own (design.md §3). */
+export const ActionLogRecord = ActionLogSchema;
+export type ActionLogRecord = Static<typeof ActionLogSchema>;
 
 export const HistoryList = ListEnvelope('action_logs', ActionLogRecord);
