@@ -296,8 +296,8 @@ describe('an object minted and moved through the event bus', () => {
     for (let link = record.integrity_hash as string; link !== GENESIS;) {
       const entry = byIntegrity.get(link);
       expect(entry, `no action produced ${link}`).toBeDefined();
-      walked.push(entry!.name as string);
-      link = entry!.prev_integrity_hash as string;
+      walked.push(entry!.name);
+      link = entry!.prev_integrity_hash;
     }
     expect(walked.reverse()).toEqual(log.map((l) => l.name));
     expect(walked[0]).toBe('mint');
