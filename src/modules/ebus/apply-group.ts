@@ -7,8 +7,8 @@ import { isRole, type Role } from '../../lib/permissions.js';
 import { toObjectRecord } from '../objects/record.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
-import { chargeGroup, readBalance, writeGroupState, type GroupWrite } from './group-write.js';
-import { findRoles, findTemplates, lockObjects, lockWallets } from './repo.js';
+import { chargeGroup, lockGroupInputs, writeGroupState, type GroupWrite } from './group-write.js';
+import { findRoles, findTemplates, lockObjects } from './repo.js';
 import { applyAction, type RuleInput } from './rules.js';
 import type { ObjectParams, MintParams } from './schema.js';
 import type {
@@ -100,18 +100,27 @@ async function runGroup(
   const feeWei = await deps.fees.totalWei();
   const outcomes: ApplyOutcome[] = new Array<ApplyOutcome>(items.length);
 
-  let balance = await readBalance(tx, orgId);
+  const mintTemplateIds = unique(
+    items.filter(isMint).map((i) => (i.action.params as MintParams).template_id),
+  );
+  const inputs = await lockGroupInputs(
+    tx,
+    orgId,
+    unique(items.map((i) => i.walletId)),
+    mintTemplateIds,
+  );
+  let balance = inputs.balance;
   if (balance === null) return items.map(() => ({ ok: false, error: notFound('organization') }));
-  const expected = await lockWallets(tx, unique(items.map((i) => i.walletId)));
+  const expected = inputs.nonces;
   const objectIds = unique(
     items.filter((i) => !isMint(i)).map((i) => (i.action.params as ObjectParams).object_id),
   );
   const objects = new Map((await lockObjects(tx, objectIds)).map((o) => [o.id, o]));
-  const templateIds = unique([
-    ...[...objects.values()].map((o) => o.template_id),
-    ...items.filter(isMint).map((i) => (i.action.params as MintParams).template_id),
-  ]);
-  const templates = new Map((await findTemplates(tx, templateIds)).map((t) => [t.id, t]));
+  const templates = new Map(inputs.templates.map((t) => [t.id, t]));
+  const missingTemplates = unique([...objects.values()].map((o) => o.template_id)).filter(
+    (id) => !templates.has(id),
+  );
+  for (const t of await findTemplates(tx, missingTemplates)) templates.set(t.id, t);
   const crossOrgMints = items.flatMap((i) => {
     const t = isMint(i) ? templates.get((i.action.params as MintParams).template_id) : undefined;
     return t && t.organization_id !== orgId

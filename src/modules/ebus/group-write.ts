@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
-import type { ActionLogRecord, ObjectState } from './types.js';
+import { asDate } from '../../db/values.js';
+import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
 
 /**
  * The writes of one group (design.md §8), in two statements so that the organization's
@@ -116,10 +117,48 @@ export async function chargeGroup(tx: Executor, c: GroupCharge): Promise<boolean
   return rows[0]!.n === 1;
 }
 
-/** The paying organization's balance, read without a lock (the debit re-checks it). */
-export async function readBalance(tx: Executor, orgId: string): Promise<bigint | null> {
-  const { rows } = await tx.execute<{ balance_wei: string }>(
-    sql`SELECT balance_wei FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`,
-  );
-  return rows[0] ? BigInt(rows[0].balance_wei) : null;
+export interface GroupInputs {
+  balance: bigint | null;
+  nonces: Map<string, number>;
+  templates: TemplateInfo[];
+}
+
+/**
+ * One round trip for what every group reads first: locks the signer wallets (in id order)
+ * and answers their next nonces, the paying organization's balance (not locked: the debit
+ * re-checks it) and the templates already known to be needed (those of mints).
+ */
+export async function lockGroupInputs(
+  tx: Executor,
+  orgId: string,
+  walletIds: readonly string[],
+  templateIds: readonly string[],
+): Promise<GroupInputs> {
+  const { rows } = await tx.execute<{
+    balance: string | null;
+    wallets: { id: string; next_nonce: number | string }[];
+    templates: (Omit<TemplateInfo, 'updated_at'> & { updated_at: string })[];
+  }>(sql`
+    WITH w AS (
+      SELECT id, next_nonce FROM wallets
+      WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(walletIds)}::jsonb))
+      ORDER BY id FOR UPDATE
+    )
+    SELECT
+      (SELECT balance_wei::text FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL)
+        AS balance,
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
+        FROM w) AS wallets,
+      (SELECT coalesce(json_agg(t), '[]') FROM (
+        SELECT id, organization_id, name, description, category, faces, actions, custom_schema,
+          is_public, updated_at
+        FROM templates
+        WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(templateIds)}::jsonb))
+      ) t) AS templates`);
+  const r = rows[0]!;
+  return {
+    balance: r.balance === null ? null : BigInt(r.balance),
+    nonces: new Map(r.wallets.map((w) => [w.id, Number(w.next_nonce)])),
+    templates: r.templates.map((t) => ({ ...t, updated_at: asDate(t.updated_at) })),
+  };
 }

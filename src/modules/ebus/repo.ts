@@ -72,16 +72,6 @@ export async function findWallet(
 const jsonList = (values: readonly string[]) =>
   sql`(SELECT jsonb_array_elements_text(${JSON.stringify(values)}::jsonb))`;
 
-/** Locks the signer wallets in id order; answers their next nonces. */
-export async function lockWallets(
-  tx: Executor,
-  ids: readonly string[],
-): Promise<Map<string, number>> {
-  const { rows } = await tx.execute<{ id: string; next_nonce: number }>(sql`
-    SELECT id, next_nonce FROM wallets WHERE id IN ${jsonList(ids)} ORDER BY id FOR UPDATE`);
-  return new Map(rows.map((r) => [r.id, asNumber(r.next_nonce)]));
-}
-
 /** Locks the objects the group touches, in id order. */
 export async function lockObjects(tx: Executor, ids: readonly string[]): Promise<ObjectState[]> {
   if (ids.length === 0) return [];
