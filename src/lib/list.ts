@@ -65,6 +65,16 @@ export interface ListSpec {
   clampLimit?: boolean;
 }
 
+/** The spec of a list sorted only by creation time (then id): the common case. */
+export function byCreation(extra: Partial<ListSpec> = {}): ListSpec {
+  return {
+    sortable: { when_created: { column: sql`created_at`, type: 'timestamp' } },
+    defaultSort: 'when_created',
+    idColumn: sql`id`,
+    ...extra,
+  };
+}
+
 export interface ParsedList {
   limit: number;
   order: 'asc' | 'desc';

@@ -1,9 +1,8 @@
-import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { forbidden, invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { pageOf, parseList, type ListSpec } from '../../lib/list.js';
+import { pageOf, parseList, type ListSpec, byCreation } from '../../lib/list.js';
 import {
   isResource,
   OPERATIONS,
@@ -29,14 +28,11 @@ import type { ApiKeyVerifier } from './verifier.js';
 
 const HOUR_MS = 3_600_000;
 
-const LIST_SPEC: ListSpec = {
-  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' } },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
+const LIST_SPEC: ListSpec = byCreation({
   defaultLimit: MAX_LIVE_KEYS,
   maxLimit: MAX_LIVE_KEYS,
   clampLimit: true,
-};
+});
 
 /**
  * `[{resource, crud}]` → flat permission names. An unknown resource or one named twice is

@@ -8,6 +8,7 @@ import {
   orderBy,
   type ListSpec,
   type ParsedList,
+  byCreation,
 } from '../../lib/list.js';
 
 export type DepositRow = {
@@ -20,11 +21,7 @@ export type DepositRow = {
   created_at: DbTime;
 };
 
-export const DEPOSIT_LIST: ListSpec = {
-  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' } },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
+export const DEPOSIT_LIST: ListSpec = byCreation();
 
 export interface DepositFilters {
   id?: string;

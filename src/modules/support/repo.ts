@@ -8,6 +8,7 @@ import {
   orderBy,
   type ListSpec,
   type ParsedList,
+  byCreation,
 } from '../../lib/list.js';
 
 export type SupportMessageRow = {
@@ -19,11 +20,7 @@ export type SupportMessageRow = {
   created_at: DbTime;
 };
 
-export const SUPPORT_LIST: ListSpec = {
-  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' } },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
+export const SUPPORT_LIST: ListSpec = byCreation();
 
 const COLUMNS = sql`id, organization_id, wallet_id, title, content, created_at`;
 
