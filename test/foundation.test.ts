@@ -138,6 +138,25 @@ describe('conventions', () => {
     expect(body.details.fields[0].field).toBeTruthy();
   });
 
+  it('refuses a number where a body expects a string instead of converting it', async () => {
+    const m = await createMember(svc);
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: m.headers,
+      payload: { name: 5 },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().details.fields[0]).toEqual({ field: 'name', reason: 'must be string' });
+    const ok = await svc.app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: m.headers,
+      payload: { name: '5' },
+    });
+    expect(ok.json()).toEqual({ name: '5' });
+  });
+
   it('maps malformed JSON to 400 code 3', async () => {
     const m = await createMember(svc);
     const res = await svc.app.inject({

@@ -8,6 +8,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import type pg from 'pg';
 import { Code } from '../lib/errors.js';
 import { ulid } from '../lib/ids.js';
@@ -70,6 +72,21 @@ export function routeTableOf(app: App): RouteEntry[] {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
+// ajv-formats is CommonJS; under NodeNext its plugin is the namespace's `default`.
+const addFormats = addFormatsModule.default;
+
+function makeAjv(options: AjvOptions): Ajv {
+  const ajv = new Ajv({
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false, // all errors at once would let one request make the validator work hard
+    addUsedSchema: false,
+    ...options,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
 /**
  * The HTTP application: conventions shared by every route (request ids, errors, auth,
  * metrics, OpenAPI) are installed here once, then the features register their routes.
@@ -86,17 +103,17 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     trustProxy: opts.trustProxy,
     return503OnClosing: true,
-    ajv: {
-      customOptions: {
-        // Unknown body fields are refused (additionalProperties: false in each body
-        // schema); query strings keep their default and ignore unknown parameters.
-        removeAdditional: false,
-        coerceTypes: 'array',
-        useDefaults: true,
-        allErrors: false,
-      },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Two validators. Query strings, paths and headers arrive as text, so their numbers and
+  // booleans are coerced; a JSON body is typed already, so it is validated as sent (a number
+  // where a string belongs is refused, not turned into one). Unknown body fields are refused
+  // (additionalProperties: false in each body schema); unknown query parameters are ignored.
+  const bodyAjv = makeAjv({ coerceTypes: false });
+  const textAjv = makeAjv({ coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema),
+  );
 
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('x-request-id', req.id);
