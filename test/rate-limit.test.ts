@@ -27,6 +27,22 @@ describe('rate limits', () => {
     expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
   });
 
+  it('puts the headers on answers given before the caller is known', async () => {
+    for (const res of [
+      await svc.app.inject({ method: 'GET', url: '/no/such/route' }),
+      await svc.app.inject({ method: 'GET', url: '/wallets/me' }),
+      await svc.app.inject({
+        method: 'GET',
+        url: '/wallets/me',
+        headers: { authorization: 'Bearer not.a.token' },
+      }),
+    ]) {
+      expect(res.statusCode).toBeGreaterThanOrEqual(400);
+      expect(res.headers['x-ratelimit-limit']).toBe('6000');
+      expect(res.headers['x-ratelimit-remaining']).toBeDefined();
+    }
+  });
+
   it('refuses past the burst with 429 code 8 and Retry-After, per caller', async () => {
     const a = await createMember(svc);
     const b = await createMember(svc);

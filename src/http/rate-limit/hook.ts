@@ -67,6 +67,15 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
     await enforce(req, reply, group, 1);
   });
 
+  // Answers given before the caller was known (no or a bad credential, an unknown route)
+  // count against the client address too, so they carry the headers like every response.
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (reply.hasHeader('x-ratelimit-limit')) return payload;
+    const d = await opts.limiter.check(anonymousDefault, `ip:${req.ip}`, 1);
+    setHeaders(reply, d);
+    return payload;
+  });
+
   app.addHook('preHandler', async (req, reply) => {
     const group = groupFor(req);
     if (!group || group.name !== 'ebus') return;
