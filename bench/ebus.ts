@@ -32,6 +32,7 @@ import { TokenService } from '../src/modules/auth/token-service.js';
 import { actionHash, buildActionText } from '../src/modules/ebus/action-text.js';
 import type { VerifiedAction } from '../src/modules/ebus/types.js';
 import { createEbus } from '../src/modules/ebus/wiring.js';
+import { describeCpu, sampleCpu } from './cpu-account.js';
 import { measureRecoveryRate } from './signature-recovery.js';
 
 const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
@@ -122,7 +123,8 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs one sequential request loop per wallet until the bodies or the time run out. */
-async function load(port: number, lanes: { w: Wallet; bodies: string[] }[]) {
+async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], servicePid?: number) {
+  const cpu0 = sampleCpu(servicePid);
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: lanes.length, pipelining: 1 });
   const latencies: number[] = [];
   let ok = 0;
@@ -148,6 +150,7 @@ async function load(port: number, lanes: { w: Wallet; bodies: string[] }[]) {
     }),
   );
   const seconds = (performance.now() - start) / 1000;
+  const cpu = describeCpu(cpu0, sampleCpu(servicePid), ok, 'action');
   await pool.close();
   latencies.sort((a, b) => a - b);
   return {
@@ -157,6 +160,7 @@ async function load(port: number, lanes: { w: Wallet; bodies: string[] }[]) {
     perSecond: Math.round(ok / seconds),
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    cpu,
   };
 }
 
@@ -165,11 +169,13 @@ async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<ty
   const config = loadConfig({ NETWORK_ID: NETWORK, DATABASE_URL: 'x' });
   const ebus = createEbus({
     db: database.db,
+    pool: database.pool,
     clock: systemClock,
     config,
     logger: createLogger('warn'),
   });
   const expires = new Date(Date.now() + 3600_000).toISOString();
+  const cpu0 = sampleCpu(undefined);
   const start = performance.now();
   const deadline = start + PHASE_S * 1000;
   let ok = 0;
@@ -204,8 +210,10 @@ async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<ty
   );
   const seconds = (performance.now() - start) / 1000;
   const s = ebus.committer.stats;
+  const cpu = describeCpu(cpu0, sampleCpu(undefined), ok, 'action').replace('service 0 µs, ', '');
   return {
     ok,
+    cpu,
     seconds,
     perSecond: Math.round(ok / seconds),
     meanGroup: s.actions / Math.max(1, s.groups),
@@ -218,6 +226,8 @@ async function main() {
   const child = { proc: null as ReturnType<typeof spawn> | null };
   try {
     await migrate(database.pool);
+    if (process.env.BENCH_SETUP_SQL) await database.pool.query(process.env.BENCH_SETUP_SQL);
+    const phases = process.env.BENCH_PHASES ?? 'abc';
     const port = 20000 + Math.floor(Math.random() * 20000);
     const publicUrl = `http://127.0.0.1:${port}`;
     const tokens = new TokenService(database.db, systemClock, publicUrl);
@@ -278,8 +288,9 @@ async function main() {
       lanesB.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, 10) })),
     );
     const load0 = os.loadavg()[0]!.toFixed(2);
-    const a = await load(port, lanesA);
-    const b = await load(port, lanesB);
+    const skipped = { ok: 0, failed: 0, seconds: 0, perSecond: 0, p50: 0, p99: 0, cpu: '' };
+    const a = phases.includes('a') ? await load(port, lanesA, child.proc.pid) : skipped;
+    const b = phases.includes('b') ? await load(port, lanesB, child.proc.pid) : skipped;
     child.proc.kill('SIGTERM');
     const recovery = await measureRecoveryRate(5000);
     const c = await groupCommitCeiling(database, raw);
@@ -292,13 +303,13 @@ async function main() {
       `machine: ${os.cpus().length} cores, load average before the phases ${load0}, after ${os.loadavg()[0]!.toFixed(2)}; synchronous_commit=${rows[0]?.synchronous_commit}`,
     );
     console.log(
-      `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms`,
+      `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms\n    ${a.cpu}`,
     );
     console.log(
-      `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms`,
+      `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms\n    ${b.cpu}`,
     );
     console.log(
-      `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}`,
+      `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}\n    group-commit ${c.cpu.replace('load generator', 'committer (node)')}`,
     );
     console.log(
       `ratios: (a)/recovery ${(a.perSecond / recovery.perSecond).toFixed(2)}, (a)/group-commit ${(a.perSecond / c.perSecond).toFixed(2)}, (b)/(a) ${(b.perSecond / a.perSecond).toFixed(2)}`,

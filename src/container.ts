@@ -85,7 +85,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
   // Batches and webhooks pass `hooks` (and batches `batchSizes`) here when they land.
-  const ebus = createEbus({ db, clock, config, logger: deps.logger });
+  const ebus = createEbus({ db, pool: database.pool, clock, config, logger: deps.logger });
   const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
   const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);

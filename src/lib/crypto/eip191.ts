@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { keccak_256 } from '@noble/hashes/sha3.js';
 import type * as Secp256k1 from 'secp256k1';
+import { keccak256 } from './keccak.js';
 
 // The native libsecp256k1 binding only. `secp256k1/bindings` goes through node-gyp-build,
 // which throws when no compiled binary exists; we never fall back to the pure-JS
@@ -28,8 +28,7 @@ const PREFIX = '\x19Ethereum Signed Message:\n';
 /** keccak256("\x19Ethereum Signed Message:\n" + byteLength(text) + text), as personal_sign. */
 export function eip191Digest(text: string): Uint8Array {
   const message = Buffer.from(text, 'utf8');
-  const prefix = Buffer.from(`${PREFIX}${message.length}`, 'latin1');
-  return keccak_256.create().update(prefix).update(message).digest();
+  return keccak256(Buffer.from(`${PREFIX}${message.length}`, 'latin1'), message);
 }
 
 /**
@@ -57,6 +56,6 @@ export function recoverEip191Address(text: string, signatureHex: string): Recove
   } catch {
     return { ok: false, reason: 'signature does not recover a public key' };
   }
-  const hash = keccak_256(publicKey.subarray(1));
+  const hash = keccak256(publicKey.subarray(1));
   return { ok: true, address: `0x${Buffer.from(hash.subarray(12)).toString('hex')}` };
 }

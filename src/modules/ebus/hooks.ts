@@ -1,28 +1,26 @@
-import type { Executor } from '../../db/pool.js';
+import { type SQL } from 'drizzle-orm';
 import type { AppliedAction } from './types.js';
 
 /**
- * Extension points inside the apply transaction (issue 7, acceptance 9). The group
- * committer calls `afterApply` once per committed group, inside the same transaction as the
- * fees, object changes, log rows and nonces, so whatever it writes commits or rolls back
- * with them:
+ * Extension points inside the apply transaction (issue 7, acceptance 9). A group of actions
+ * is written by one statement (group-write.ts); each hook is called once per group with the
+ * actions that passed their checks and answers the data-modifying statements (`INSERT …`,
+ * `UPDATE …`) to run as part of it, so whatever it writes commits or rolls back with the fees,
+ * object changes, log rows and nonces:
  * - the batches feature adds the actions to the current transaction batch (one call),
  * - the webhooks feature queues the matching deliveries in its outbox (one call).
- * A hook must not swallow errors: throwing rolls the group back (it is then retried one
- * action at a time, so one failing action fails alone).
+ * The statements must not depend on each other's effects (they run as sibling CTEs) and
+ * must not fail for one action alone: a failing statement rolls the group back, and it is
+ * then retried one action at a time, so one failing action fails alone.
  */
 export interface ApplyHooks {
-  afterApply(tx: Executor, applied: readonly AppliedAction[]): Promise<void>;
+  writes(applied: readonly AppliedAction[]): SQL[];
 }
 
-/** Runs several hooks in order, in the one transaction. */
+/** Several hooks, their statements in order. */
 export function composeHooks(...hooks: ApplyHooks[]): ApplyHooks {
-  return {
-    async afterApply(tx, applied) {
-      for (const h of hooks) await h.afterApply(tx, applied);
-    },
-  };
+  return { writes: (applied) => hooks.flatMap((h) => h.writes(applied)) };
 }
 
 /** Until batches and webhooks exist: nothing to add. */
-export const noHooks: ApplyHooks = { afterApply: async () => undefined };
+export const noHooks: ApplyHooks = { writes: () => [] };

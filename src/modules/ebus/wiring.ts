@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import type pg from 'pg';
 import type { Db } from '../../db/pool.js';
+import { preparedRows } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { validateCustom } from '../templates/service.js';
 import { applyGroup } from './apply-group.js';
@@ -8,6 +10,7 @@ import { FeeService, noBatchesYet, type BatchSizeSource } from './fees.js';
 import { GroupCommitter } from './group-commit.js';
 import { noHooks, type ApplyHooks } from './hooks.js';
 import { EbusService } from './service.js';
+import { GroupStateCache } from './state-cache.js';
 import { SignatureVerifier } from './verify.js';
 
 export interface Ebus {
@@ -18,6 +21,8 @@ export interface Ebus {
 
 export interface EbusWiring {
   db: Db;
+  /** The pool behind `db`: the group statements run as named prepared statements on it. */
+  pool: pg.Pool;
   clock: Clock;
   config: Config;
   logger: Logger;
@@ -32,11 +37,13 @@ export function createEbus(w: EbusWiring): Ebus {
   const fees = new FeeService(w.config, w.clock, w.batchSizes ?? noBatchesYet);
   const deps = {
     db: w.db,
+    prepared: preparedRows(w.pool),
     clock: w.clock,
     fees,
     hooks: w.hooks ?? noHooks,
     logger: w.logger,
     checkCustom: validateCustom,
+    cache: new GroupStateCache(),
   };
   const committer = new GroupCommitter((orgId, items) => applyGroup(deps, orgId, items), {
     maxWaitMs: w.config.ebus.groupWaitMs,
