@@ -23,6 +23,8 @@ export interface TestServiceOptions {
   now?: Date | string;
   /** Routes only this test needs (registered after the real ones). */
   extraRoutes?: (app: App, container: Container) => void;
+  /** Another instance on the database of this one (its config.databaseUrl); else a fresh one. */
+  databaseUrl?: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface TestServiceOptions {
  * `app.inject`. The clock is fake: move it with `clock.advance(ms)`.
  */
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
-  const url = await freshDatabaseUrl();
+  const url = opts.databaseUrl ?? (await freshDatabaseUrl());
   const config = loadConfig({
     PORT: '8080',
     DATA_DIR: '/tmp/ons-test-data',

@@ -8,7 +8,7 @@ import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
  * log rows, wallet nonces, passkey sign counts, the hooks' rows (batches, webhooks), the
  * debit of the organization's balance and the ledger rows. Every write that depends on state
  * read earlier is guarded by it (a wallet's nonce, an object's version, a template's
- * updated_at, a balance that covers the fees) and `ons_group_guard` (migration 0010) aborts
+ * content, a balance that covers the fees) and `ons_group_guard` (migration 0010) aborts
  * the whole statement when a guard did not hold, so the group commits completely or not at
  * all: the locked path reads under row locks and its guards always hold; the optimistic
  * path reads from caches and falls back to the locked path when one does not.
@@ -57,19 +57,19 @@ const OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text,
 const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
 
 /**
- * The group's single statement. `templates` are the templates its checks read, each with
- * the updated_at it had then; `hooks` are data-modifying statements (the hooks' rows), run
+ * The group's single statement. `templates` are the templates its checks read, as they were
+ * then (each must be unchanged: every field the checks use, not only updated_at, since two
+ * edits can share a millisecond); `hooks` are data-modifying statements (the hooks' rows), run
  * as CTEs of the same statement. Answers one row: `balance`, what the organization holds
  * after the debit.
  */
 export function groupStatement(
   w: GroupWrite,
   c: GroupCharge,
-  templates: readonly Pick<TemplateInfo, 'id' | 'updated_at'>[],
+  templates: readonly TemplateInfo[],
   hooks: readonly SQL[],
 ): SQL {
   const total = c.totalFeeWei.toString();
-  const templateGuard = templates.map((t) => ({ id: t.id, updated_at: t.updated_at }));
   const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${h})`);
   return sql`
     WITH new_objects AS (
@@ -114,8 +114,13 @@ export function groupStatement(
       RETURNING 1
     ), templates_unchanged AS (
       SELECT count(*) AS n FROM templates t
-      JOIN jsonb_to_recordset(${json(templateGuard)}) AS r(id text, updated_at timestamptz)
-        ON t.id = r.id AND t.updated_at = r.updated_at
+      JOIN jsonb_to_recordset(${json(templates)}) AS r(id text, organization_id text, name text,
+        description text, category text, faces jsonb, actions text[], custom_schema jsonb,
+        is_public boolean, updated_at timestamptz)
+        ON t.id = r.id AND t.updated_at = r.updated_at AND t.organization_id = r.organization_id
+          AND t.name = r.name AND t.description = r.description AND t.category = r.category
+          AND t.faces = r.faces AND t.actions = r.actions AND t.is_public = r.is_public
+          AND t.custom_schema IS NOT DISTINCT FROM r.custom_schema
     )${sql.join(hookCtes)}, debit AS (
       UPDATE organizations SET balance_wei = balance_wei - ${total}::numeric
       WHERE id = ${c.orgId} AND deleted_at IS NULL AND balance_wei >= ${total}::numeric
@@ -131,7 +136,7 @@ export function groupStatement(
     SELECT ons_group_guard(
         (SELECT count(*) FROM nonces) = ${w.nonces.length}::int,
         (SELECT count(*) FROM changed_objects) = ${w.changedObjects.length}::int,
-        (SELECT n FROM templates_unchanged) = ${templateGuard.length}::int,
+        (SELECT n FROM templates_unchanged) = ${templates.length}::int,
         (SELECT count(*) FROM debit) = 1
       ) AS ok,
       (SELECT balance_wei::text FROM debit) AS balance`;
