@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permissionsOfRole, type AuthContext } from '../src/lib/permissions.js';
 import { createEbus, type Ebus } from '../src/modules/ebus/wiring.js';
+import type { ExecuteBody } from '../src/modules/ebus/schema.js';
 import type { AppliedAction } from '../src/modules/ebus/types.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import {
@@ -83,7 +84,9 @@ describe('apply hooks', () => {
         signEoa(svc, owner, { name: 'mint', params: { template_id: templateId }, nonce }),
       ),
     );
-    const out = await ebus.service.executeBatch(authOf(owner), { actions: bodies });
+    const out = await ebus.service.executeBatch(authOf(owner), {
+      actions: bodies as unknown as ExecuteBody[],
+    });
     expect(out.results.map((r) => r.status)).toEqual(['applied', 'applied', 'applied']);
     const applied = out.results.map((r) => (r.status === 'applied' ? r.action.id : ''));
     expect((await hookRows()).map((r) => r.action_id).sort()).toEqual([...applied].sort());
@@ -109,7 +112,9 @@ describe('apply hooks', () => {
         params: { template_id: templateId },
         nonce: 0,
       });
-      await expect(ebus.service.execute(authOf(owner), body)).rejects.toMatchObject({
+      await expect(
+        ebus.service.execute(authOf(owner), body as unknown as ExecuteBody),
+      ).rejects.toMatchObject({
         code: 13,
       });
     } finally {
