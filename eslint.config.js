@@ -50,4 +50,6 @@ export default tseslint.config(
     },
   },
   prettier,
+  // Plain-JavaScript worker threads (src/lib/crypto/recover-worker.mjs): no types to check.
+  { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

@@ -7,15 +7,26 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
 
-/** utime + stime of one process in µs, or 0 when it is gone. */
-function processCpuUs(pid: number): number {
+/** Parent pid and utime + stime in µs of one process, or null when it is gone. */
+function statOf(pid: string): { ppid: number; cpu: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    return { ppid: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) * TICK_US };
   } catch {
-    return 0;
+    return null;
   }
+}
+
+/** CPU of a process and its children (the service's HTTP processes when WORKERS > 1). */
+function treeCpuUs(pid: number): number {
+  let total = statOf(String(pid))?.cpu ?? 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = statOf(entry);
+    if (s && s.ppid === pid) total += s.cpu;
+  }
+  return total;
 }
 
 /** Summed CPU of every process whose command name starts with `postgres`. */
@@ -25,7 +36,7 @@ function postgresCpuUs(): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const comm = readFileSync(`/proc/${entry}/comm`, 'utf8');
-      if (comm.startsWith('postgres')) total += processCpuUs(Number(entry));
+      if (comm.startsWith('postgres')) total += statOf(entry)?.cpu ?? 0;
     } catch {
       /* exited */
     }
@@ -43,7 +54,7 @@ export interface CpuSample {
 export function sampleCpu(servicePid: number | undefined): CpuSample {
   const self = process.cpuUsage();
   return {
-    service: servicePid === undefined ? 0 : processCpuUs(servicePid),
+    service: servicePid === undefined ? 0 : treeCpuUs(servicePid),
     postgres: postgresCpuUs(),
     self: self.user + self.system,
     wall: performance.now() * 1000,

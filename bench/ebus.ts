@@ -123,6 +123,33 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Runs one sequential request loop per wallet until the bodies or the time run out. */
+/** The service's group committer totals, read from its /metrics. */
+async function committerTotals(port: number): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(
+    /^(ons_ebus_[a-z_]+|nodejs_eventloop_utilization) ([0-9.e+-]+)$/gm,
+  )) {
+    out[m[1]!] = Number(m[2]);
+  }
+  for (const m of text.matchAll(
+    /^http_request_duration_seconds_(sum|count)\{[^}]*route="\/ebus\/execute",status="200"\} ([0-9.e+-]+)$/gm,
+  )) {
+    out[`http_${m[1]!}`] = Number(m[2]);
+  }
+  return out;
+}
+
+/** "mean group 18.2, queue wait 6.1 ms, group apply 8.0 ms" between two readings. */
+function describeGroups(from: Record<string, number>, to: Record<string, number>): string {
+  const d = (k: string) => (to[k] ?? 0) - (from[k] ?? 0);
+  const groups = Math.max(1, d('ons_ebus_groups'));
+  const actions = Math.max(1, d('ons_ebus_group_actions'));
+  const http = (d('http_sum') * 1000) / Math.max(1, d('http_count'));
+  const elu = to.nodejs_eventloop_utilization ?? 0;
+  return `in the service ${http.toFixed(1)} ms per request, event loop ${(elu * 100).toFixed(0)} % busy; mean group ${(actions / groups).toFixed(1)}, queue wait ${((d('ons_ebus_group_wait_seconds') * 1000) / actions).toFixed(1)} ms, group apply ${((d('ons_ebus_group_apply_seconds') * 1000) / groups).toFixed(1)} ms`;
+}
+
 async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], servicePid?: number) {
   const cpu0 = sampleCpu(servicePid);
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: lanes.length, pipelining: 1 });
@@ -254,7 +281,11 @@ async function main() {
     const prof = process.env.BENCH_CPU_PROF
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
       : [];
-    child.proc = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/main.ts'], {
+    // The service runs as `npm start` runs it (package.json), unless BENCH_NODE_FLAGS says otherwise.
+    const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32')
+      .split(' ')
+      .filter(Boolean);
+    child.proc = spawn(process.execPath, [...flags, ...prof, '--import', 'tsx', 'src/main.ts'], {
       env: {
         ...process.env,
         DATABASE_URL: url,
@@ -289,8 +320,13 @@ async function main() {
     );
     const load0 = os.loadavg()[0]!.toFixed(2);
     const skipped = { ok: 0, failed: 0, seconds: 0, perSecond: 0, p50: 0, p99: 0, cpu: '' };
+    const m0 = await committerTotals(port);
     const a = phases.includes('a') ? await load(port, lanesA, child.proc.pid) : skipped;
+    const m1 = await committerTotals(port);
     const b = phases.includes('b') ? await load(port, lanesB, child.proc.pid) : skipped;
+    const m2 = await committerTotals(port);
+    const groupA = describeGroups(m0, m1);
+    const groupB = describeGroups(m1, m2);
     child.proc.kill('SIGTERM');
     const recovery = await measureRecoveryRate(5000);
     const c = await groupCommitCeiling(database, raw);
@@ -303,10 +339,10 @@ async function main() {
       `machine: ${os.cpus().length} cores, load average before the phases ${load0}, after ${os.loadavg()[0]!.toFixed(2)}; synchronous_commit=${rows[0]?.synchronous_commit}`,
     );
     console.log(
-      `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms\n    ${a.cpu}`,
+      `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms\n    ${groupA}\n    ${a.cpu}`,
     );
     console.log(
-      `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms\n    ${b.cpu}`,
+      `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms\n    ${groupB}\n    ${b.cpu}`,
     );
     console.log(
       `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}\n    group-commit ${c.cpu.replace('load generator', 'committer (node)')}`,

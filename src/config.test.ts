@@ -26,4 +26,12 @@ describe('config', () => {
     expect(() => loadConfig({ FEE_FIXED_WEI: '1.5' })).toThrow(/FEE_FIXED_WEI/);
     expect(() => loadConfig({ WEBHOOK_ALLOW_LOOPBACK: 'maybe' })).toThrow(/WEBHOOK_ALLOW_LOOPBACK/);
   });
+
+  it('runs several HTTP processes only when their rate limits can be shared', () => {
+    expect(loadConfig({}).workers).toBe(1);
+    expect(() => loadConfig({ WORKERS: '2' })).toThrow(/REDIS_URL/);
+    expect(loadConfig({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(2);
+    expect(loadConfig({ WORKERS: '2', RATE_LIMIT_ENABLED: 'false' }).workers).toBe(2);
+    expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
+  });
 });

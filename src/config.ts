@@ -25,6 +25,8 @@ export interface Config {
   networkId: string;
   dbPoolSize: number;
   shutdownGraceMs: number;
+  /** HTTP processes sharing the port (node:cluster); 1 runs everything in one process. */
+  workers: number;
   webauthn: { rpId: string; rpName: string; origins: string[] };
   google: { jwksUrl: string; clientIds: string[]; issuers: string[] };
   smtp: { url: string | null; from: string };
@@ -32,7 +34,13 @@ export interface Config {
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
   batches: { maxActions: number; maxSeconds: number; challengeWindowSeconds: number };
   webhooks: { allowLoopback: boolean; caFile: string | null };
-  ebus: { groupWaitMs: number; maxGroup: number; maxConcurrentGroups: number };
+  ebus: {
+    groupWaitMs: number;
+    maxGroup: number;
+    maxConcurrentGroups: number;
+    /** Recover EOA signers on a thread of their own (off the event loop). */
+    recoveryThread: boolean;
+  };
 }
 
 export interface S3Config {
@@ -96,6 +104,14 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
   const publicUrl = str(env, 'PUBLIC_URL', `http://localhost:${port}`).replace(/\/+$/, '');
   const s3Endpoint = optional(env, 'S3_ENDPOINT');
+  const workers = int(env, 'WORKERS', 1, 1, 64);
+  const rateLimited = bool(env, 'RATE_LIMIT_ENABLED', true);
+  if (workers > 1 && rateLimited && !optional(env, 'REDIS_URL')) {
+    // Each process would count only the requests it happens to receive.
+    throw new ConfigError(
+      'WORKERS > 1 needs REDIS_URL so the processes share rate-limit counts (or RATE_LIMIT_ENABLED=false)',
+    );
+  }
   return {
     port,
     host: str(env, 'HOST', '0.0.0.0'),
@@ -108,7 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: bool(env, 'TRUST_PROXY', false),
     publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),
     rateLimits: {
-      enabled: bool(env, 'RATE_LIMIT_ENABLED', true),
+      enabled: rateLimited,
       defaultPerMinute: int(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 1200, 1),
       defaultPerSecond: int(env, 'RATE_LIMIT_DEFAULT_PER_SECOND', 100, 1),
       anonymousPerMinute: int(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 6000, 1),
@@ -117,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
     networkId: str(env, 'NETWORK_ID', 'ons-local'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
+    workers,
     webauthn: {
       rpId: str(env, 'WEBAUTHN_RP_ID', 'localhost'),
       rpName: str(env, 'WEBAUTHN_RP_NAME', 'Object Network Service'),
@@ -166,6 +183,7 @@ export function loadConfig(env: Env = process.env): Config {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 2, 0, 1000),
       maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),
       maxConcurrentGroups: int(env, 'EBUS_MAX_CONCURRENT_GROUPS', 4, 1, 64),
+      recoveryThread: bool(env, 'EBUS_RECOVERY_THREAD', true),
     },
   };
 }

@@ -90,7 +90,14 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
   const workers: Worker[] = [
-    { name: 'ebus-committer', start: () => undefined, stop: () => ebus.committer.drain() },
+    {
+      name: 'ebus-committer',
+      start: () => undefined,
+      stop: async () => {
+        await ebus.committer.drain();
+        await ebus.recoverPool?.close();
+      },
+    },
     apiKeyLastUsed,
   ];
 

@@ -1,13 +1,25 @@
-import { loadConfig } from './config.js';
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
+import { loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/open.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
 import { createService } from './server.js';
 
-/** Composition root: config → database → services → HTTP + workers; clean shutdown. */
+/**
+ * Composition root: config → database → services → HTTP + workers; clean shutdown.
+ *
+ * With WORKERS=N (N > 1) this process becomes the primary of a node:cluster: it opens the
+ * database (starting the embedded PostgreSQL when there is no DATABASE_URL, and migrating),
+ * then forks N HTTP processes that share the port and the database (design.md §9: stateless
+ * API processes). A process that dies is replaced; SIGTERM/SIGINT stop the processes first,
+ * then the database.
+ */
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) return primary(config, logger);
+
   const opened = await openDatabase(config, (m) => logger.debug({ postgres: m }));
   if (opened.embedded) logger.info({ port: opened.embedded.port }, 'embedded PostgreSQL started');
   logger.info({ applied: opened.applied }, 'migrations up to date');
@@ -21,6 +33,47 @@ async function main() {
   await service.app.listen({ port: config.port, host: config.host });
   service.startWorkers();
 
+  onSignals(logger, config, async () => {
+    await service.close();
+    await opened.close();
+  });
+}
+
+async function primary(config: Config, logger: Logger) {
+  const opened = await openDatabase(config, (m) => logger.debug({ postgres: m }));
+  if (opened.embedded) logger.info({ port: opened.embedded.port }, 'embedded PostgreSQL started');
+  logger.info({ applied: opened.applied }, 'migrations up to date');
+  const env = { DATABASE_URL: opened.embedded?.url ?? config.databaseUrl! };
+  // The primary needs no pool of its own: the processes open theirs.
+  await opened.database.close();
+  let stopping = false;
+  const fork = () => cluster.fork(env);
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    logger.error({ pid: worker.process.pid, code, signal }, 'HTTP process died; starting another');
+    fork();
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+  logger.info({ workers: config.workers, port: config.port }, 'HTTP processes started');
+
+  onSignals(logger, config, async () => {
+    stopping = true;
+    const all = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
+    await Promise.all(
+      all.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (w.isDead()) return resolve();
+            w.once('exit', () => resolve());
+            w.process.kill('SIGTERM');
+          }),
+      ),
+    );
+    await opened.embedded?.stop();
+  });
+}
+
+function onSignals(logger: Logger, config: Config, stop: () => Promise<void>) {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -33,8 +86,7 @@ async function main() {
     force.unref();
     void (async () => {
       try {
-        await service.close();
-        await opened.close();
+        await stop();
         logger.info('stopped');
         process.exit(0);
       } catch (err) {

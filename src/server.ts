@@ -1,5 +1,6 @@
 import { buildApp, routeTableOf, type App, type RouteEntry } from './http/app.js';
 import { createContainer, type BaseDeps, type Container } from './container.js';
+import { registerEbusMetrics } from './modules/ebus/metrics.js';
 import { registerRoutes } from './routes.js';
 
 export interface Service {
@@ -24,6 +25,7 @@ export async function createService(
     publicUrl: deps.config.publicUrl,
     verifiers: container.verifiers,
     pool: deps.database.pool,
+    metrics: [(registry) => registerEbusMetrics(registry, container.ebus.committer.stats)],
     trustProxy: deps.config.trustProxy,
     rateLimit: deps.config.rateLimits.enabled
       ? {

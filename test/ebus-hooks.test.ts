@@ -45,7 +45,8 @@ beforeAll(async () => {
         return [
           sql`INSERT INTO hook_rows (action_id, object_id)
             SELECT action_id, object_id FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-              AS r(action_id text, object_id text)`,
+              AS r(action_id text, object_id text)
+            RETURNING 1`,
         ];
       },
     },

@@ -33,12 +33,17 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-async function startMain(dataDir: string, port: number): Promise<Started> {
+async function startMain(
+  dataDir: string,
+  port: number,
+  extraEnv: Record<string, string> = {},
+): Promise<Started> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PORT: String(port),
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
+    ...extraEnv,
   };
   delete env.DATABASE_URL;
   const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
@@ -77,6 +82,26 @@ async function startMain(dataDir: string, port: number): Promise<Started> {
   throw new Error('service did not become ready');
 }
 
+/** Pids of the live (not zombie) children of a process. */
+async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push(Number(entry));
+  }
+  return out;
+}
+
+async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 describe('process lifecycle', () => {
   const dirs: string[] = [];
   afterAll(async () => {
@@ -101,6 +126,43 @@ describe('process lifecycle', () => {
     expect(second.lines.find((l) => l.msg === 'migrations up to date')?.applied).toEqual([]);
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
+    expect(await postgresPidsFor(dataDir)).toEqual([]);
+  }, 120_000);
+
+  it('runs WORKERS HTTP processes on one port, replaces one that dies, and stops them all', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'ons-proc-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const started = await startMain(dataDir, port, { WORKERS: '2', RATE_LIMIT_ENABLED: 'false' });
+    // tsx runs node as its child: the primary is the grandchild of the spawned process.
+    const primary = async () => {
+      for (const pid of await childrenOf(started.child.pid!)) {
+        if ((await childrenOf(pid)).length >= 2) return pid;
+      }
+      return null;
+    };
+    const workersOf = async () => {
+      const p = await primary();
+      if (p === null) return [];
+      const kids = await childrenOf(p);
+      const out: number[] = [];
+      for (const k of kids) {
+        const cmd = await readFile(`/proc/${k}/cmdline`, 'utf8').catch(() => '');
+        if (cmd.includes('main.ts')) out.push(k);
+      }
+      return out;
+    };
+    await eventually(async () => (await workersOf()).length === 2);
+    const [victim] = await workersOf();
+    process.kill(victim!, 'SIGKILL');
+    await eventually(async () => {
+      const now = await workersOf();
+      return now.length === 2 && !now.includes(victim!);
+    });
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
     expect(await postgresPidsFor(dataDir)).toEqual([]);
   }, 120_000);
 

@@ -20,6 +20,7 @@ import {
   type RoutePermission,
 } from './auth.js';
 import { errorHandler } from './errors.js';
+import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
@@ -38,6 +39,8 @@ export interface AppOptions {
   publicUrl: string;
   verifiers: CredentialVerifiers;
   pool: pg.Pool;
+  /** Feature metrics to add to the /metrics registry. */
+  metrics?: readonly ((registry: Registry) => void)[];
   /** Null turns rate limiting off (RATE_LIMIT_ENABLED=false). */
   rateLimit: RateLimitOptions | null;
   trustProxy: boolean;
@@ -176,7 +179,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   registerAuth(app, opts.verifiers);
   if (opts.rateLimit) registerRateLimits(app, opts.rateLimit);
-  registerMetrics(app, opts.pool);
+  registerMetrics(app, opts.pool, opts.metrics);
 
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
     app.swagger(),

@@ -3,9 +3,14 @@ import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics, one registry per app so tests can run several side by side. */
-export function registerMetrics(app: App, pool: pg.Pool) {
+export function registerMetrics(
+  app: App,
+  pool: pg.Pool,
+  more: readonly ((registry: Registry) => void)[] = [],
+) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  for (const add of more) add(registry);
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({
     name: 'http_requests_total',
@@ -29,6 +34,20 @@ export function registerMetrics(app: App, pool: pg.Pool) {
       this.set({ state: 'total' }, pool.totalCount);
       this.set({ state: 'idle' }, pool.idleCount);
       this.set({ state: 'waiting' }, pool.waitingCount);
+    },
+  });
+
+  // Share of time the event loop was busy since the previous scrape (0–1): the figure that
+  // says when one process is the bottleneck, which CPU time does not.
+  let lastElu = performance.eventLoopUtilization();
+  new Gauge({
+    name: 'nodejs_eventloop_utilization',
+    help: 'Event loop utilization since the previous scrape',
+    registers: [registry],
+    collect() {
+      const now = performance.eventLoopUtilization();
+      this.set(performance.eventLoopUtilization(now, lastElu).utilization);
+      lastElu = now;
     },
   });
 

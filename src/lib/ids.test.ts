@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isId, newId, ulid } from './ids.js';
+import { randomBytes } from 'node:crypto';
+import { encodeRandom, isId, newId, ulid } from './ids.js';
 
 describe('ids', () => {
   it('makes prefixed ids that sort in creation order, even within one millisecond', () => {
@@ -20,5 +21,23 @@ describe('ids', () => {
     expect(isId('wallet', id)).toBe(true);
     expect(isId('object', id)).toBe(false);
     expect(isId('wallet', 'wal_short')).toBe(false);
+  });
+});
+
+describe('encodeRandom', () => {
+  it('writes 80 bits as the same 16 characters as big-integer base32', () => {
+    const reference = (bytes: Uint8Array) => {
+      let bits = 0n;
+      for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+      let out = '';
+      for (let i = 0; i < 16; i++) {
+        out = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'[Number(bits & 31n)]! + out;
+        bits >>= 5n;
+      }
+      return out;
+    };
+    const cases = [new Uint8Array(10), new Uint8Array(10).fill(255)];
+    for (let i = 0; i < 200; i++) cases.push(new Uint8Array(randomBytes(10)));
+    for (const c of cases) expect(encodeRandom(c)).toBe(reference(c));
   });
 });

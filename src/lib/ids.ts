@@ -39,16 +39,23 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits → 16 base32 characters
-  let bits = 0n;
-  for (const b of bytes) bits = (bits << 8n) | BigInt(b);
+/** 40 bits (a number below 2^40) as 8 base32 characters. */
+function encode40(n: number): string {
   let out = '';
-  for (let i = 0; i < 16; i++) {
-    out = ALPHABET[Number(bits & 31n)]! + out;
-    bits >>= 5n;
+  let v = n;
+  for (let i = 0; i < 8; i++) {
+    out = ALPHABET[v % 32]! + out;
+    v = Math.floor(v / 32);
   }
   return out;
+}
+
+/** 80 bits as 16 base32 characters (exported for its test). */
+export function encodeRandom(b: Uint8Array): string {
+  // 80 bits → 16 characters: two 40-bit halves, each exact in a double.
+  const half = (o: number) =>
+    b[o]! * 2 ** 32 + b[o + 1]! * 2 ** 24 + b[o + 2]! * 2 ** 16 + b[o + 3]! * 2 ** 8 + b[o + 4]!;
+  return encode40(half(0)) + encode40(half(5));
 }
 
 /**

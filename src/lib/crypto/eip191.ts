@@ -31,12 +31,21 @@ export function eip191Digest(text: string): Uint8Array {
   return keccak256(Buffer.from(`${PREFIX}${message.length}`, 'latin1'), message);
 }
 
+/** A signature split for recovery: r ‖ s, the recovery id and the digest it signs. */
+export interface RecoveryInput {
+  digest: Uint8Array;
+  signature: Uint8Array;
+  recid: number;
+}
+
 /**
- * Recover the signer of an EIP-191 personal_sign signature (`0x` + r ‖ s ‖ v, 65 bytes) over
- * `text`. Returns the lowercase `0x` address. Malformed or unrecoverable signatures are
- * returned as `{ok: false}`, never thrown.
+ * Checks the form of an EIP-191 personal_sign signature (`0x` + r ‖ s ‖ v, 65 bytes) over
+ * `text` and prepares its recovery, or says what is wrong with it.
  */
-export function recoverEip191Address(text: string, signatureHex: string): RecoverResult {
+export function recoveryInput(
+  text: string,
+  signatureHex: string,
+): { ok: true; input: RecoveryInput } | { ok: false; reason: string } {
   if (typeof signatureHex !== 'string' || !SIGNATURE_RE.test(signatureHex)) {
     return { ok: false, reason: 'signature is not 0x-prefixed hex' };
   }
@@ -49,13 +58,31 @@ export function recoverEip191Address(text: string, signatureHex: string): Recove
   if (v === 27 || v === 28) recid = v - 27;
   else if (v === 0 || v === 1) recid = v;
   else return { ok: false, reason: 'signature v must be 27, 28, 0 or 1' };
+  return { ok: true, input: { digest: eip191Digest(text), signature: sig.subarray(0, 64), recid } };
+}
 
+/** The lowercase `0x` address a prepared signature recovers, or null. */
+export function recoverAddress(input: RecoveryInput): string | null {
   let publicKey: Uint8Array;
   try {
-    publicKey = secp.ecdsaRecover(sig.subarray(0, 64), recid, eip191Digest(text), false);
+    publicKey = secp.ecdsaRecover(input.signature, input.recid, input.digest, false);
   } catch {
-    return { ok: false, reason: 'signature does not recover a public key' };
+    return null;
   }
   const hash = keccak256(publicKey.subarray(1));
-  return { ok: true, address: `0x${Buffer.from(hash.subarray(12)).toString('hex')}` };
+  return `0x${hash.toString('hex', 12)}`;
+}
+
+export const NOT_RECOVERED = 'signature does not recover a public key';
+
+/**
+ * Recover the signer of an EIP-191 personal_sign signature (`0x` + r ‖ s ‖ v, 65 bytes) over
+ * `text`. Returns the lowercase `0x` address. Malformed or unrecoverable signatures are
+ * returned as `{ok: false}`, never thrown.
+ */
+export function recoverEip191Address(text: string, signatureHex: string): RecoverResult {
+  const prepared = recoveryInput(text, signatureHex);
+  if (!prepared.ok) return prepared;
+  const address = recoverAddress(prepared.input);
+  return address === null ? { ok: false, reason: NOT_RECOVERED } : { ok: true, address };
 }

@@ -1,4 +1,3 @@
-import type { SQL } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
@@ -6,14 +5,12 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
+import { lockGroupInputs, readGroupInputs } from './group-read.js';
 import {
   groupStatement,
   GroupGuardFailed,
-  lockGroupInputs,
-  parseGroupInputs,
-  readGroupInputsQuery,
   runGroupStatement,
-  type ReadInputs,
+  type GroupWrite,
 } from './group-write.js';
 import {
   crossOrgMints,
@@ -30,8 +27,6 @@ import type { RuleInput } from './rules.js';
 import type { GroupStateCache } from './state-cache.js';
 import type { ApplyOutcome, ObjectState, TemplateInfo, VerifiedAction } from './types.js';
 
-export { insufficientBalance, nonceError } from './plan.js';
-
 export interface ApplyDeps {
   db: Db;
   /** Named prepared statements on the pool (the optimistic path's two statements). */
@@ -44,142 +39,202 @@ export interface ApplyDeps {
   cache: GroupStateCache;
 }
 
-const unique = (xs: readonly string[]) => [...new Set(xs)].sort();
+/** One organization's actions within a group. */
+interface Share {
+  orgId: string;
+  items: VerifiedAction[];
+}
+
+/** A share whose checks passed, ready to be written. */
+interface Planned {
+  orgId: string;
+  state: GroupState;
+  plan: GroupPlan;
+}
+
+const unique = (xs: Iterable<string>) => [...new Set(xs)].sort();
+const walletsOf = (items: readonly VerifiedAction[]) => unique(items.map((i) => i.walletId));
+const objectsOf = (items: readonly VerifiedAction[]) =>
+  unique(items.filter((i) => !isMint(i)).map(objectIdOf));
 
 /**
- * Applies one organization's verified actions (design.md §8) with ONE guarded statement
- * (group-write.ts). First optimistically: the state comes from what the committer
- * remembers (state-cache.ts), with one unlocked read for what it lacks, and the statement
- * commits on its own — one round trip for a group whose state is remembered. When that
- * cannot give the answer (a guard did not hold, an action would be refused, a cross-
- * organization mint), the locked path decides: it locks the wallets and objects, reads
- * afresh and runs the same checks and statement in a transaction.
+ * Applies a group of verified actions, of one or several organizations (design.md §8),
+ * with ONE guarded statement (group-write.ts). First optimistically: the state comes from
+ * what the committer remembers (state-cache.ts), with one unlocked read for what it lacks,
+ * and every organization whose share passes its checks is written by one statement that
+ * commits on its own — one round trip for a group whose state is remembered. A share the
+ * optimistic path cannot answer for (an action it would refuse, a cross-organization mint,
+ * or a guard that did not hold) goes to the locked path, which locks that organization's
+ * wallets and objects, reads afresh and decides.
  */
 export async function applyGroup(
   deps: ApplyDeps,
-  orgId: string,
   items: readonly VerifiedAction[],
 ): Promise<ApplyOutcome[]> {
-  return (await applyOptimistic(deps, orgId, items)) ?? applyLocked(deps, orgId, items);
-}
-
-/** The templates a plan's checks read, for the statement's guard and the cache. */
-function templatesOf(state: GroupState): TemplateInfo[] {
-  return [...state.templates.values()];
-}
-
-function statementOf(deps: ApplyDeps, orgId: string, state: GroupState, plan: GroupPlan): SQL {
-  return groupStatement(
-    plan.write,
-    { ...plan.charge, orgId, now: state.now },
-    templatesOf(state),
-    deps.hooks.writes(plan.applied),
-  );
-}
-
-function remember(
-  deps: ApplyDeps,
-  orgId: string,
-  state: GroupState,
-  plan: GroupPlan,
-  balance: bigint,
-) {
-  deps.cache.remember({
+  const byOrg = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const at = byOrg.get(item.payerOrgId);
+    if (at) at.push(i);
+    else byOrg.set(item.payerOrgId, [i]);
+  });
+  const shares: Share[] = [...byOrg].map(([orgId, at]) => ({
     orgId,
+    items: at.map((i) => items[i]!),
+  }));
+  const done = await applyOptimistic(deps, shares);
+  await Promise.all(
+    shares
+      .filter((s) => !done.has(s.orgId))
+      .map(async (s) => done.set(s.orgId, await applyLocked(deps, s.orgId, s.items))),
+  );
+  const outcomes = new Array<ApplyOutcome>(items.length);
+  for (const [orgId, at] of byOrg) {
+    const out = done.get(orgId)!;
+    at.forEach((i, k) => (outcomes[i] = out[k]!));
+  }
+  return outcomes;
+}
+
+/** Writes planned shares with one statement; answers each organization's balance after it. */
+function writePlanned(deps: ApplyDeps, planned: readonly Planned[], run: RowRunner) {
+  const write: GroupWrite = {
+    newObjects: planned.flatMap((p) => p.plan.write.newObjects),
+    changedObjects: planned.flatMap((p) => p.plan.write.changedObjects),
+    logs: planned.flatMap((p) => p.plan.write.logs),
+    nonces: planned.flatMap((p) => p.plan.write.nonces),
+    signCounts: planned.flatMap((p) => p.plan.write.signCounts),
+  };
+  const templates = new Map<string, TemplateInfo>();
+  for (const p of planned) for (const t of p.state.templates.values()) templates.set(t.id, t);
+  const statement = groupStatement(
+    write,
+    planned.map((p) => ({ ...p.plan.charge, orgId: p.orgId })),
+    planned[0]!.state.now,
+    [...templates.values()],
+    deps.hooks.writes(planned.flatMap((p) => p.plan.applied)),
+  );
+  return runGroupStatement((q) => run(q), statement);
+}
+
+function remember(deps: ApplyDeps, p: Planned, balance: bigint) {
+  deps.cache.remember({
+    orgId: p.orgId,
     balance,
-    nonces: plan.write.nonces.map((n) => [n.id, n.next_nonce]),
-    objects: [...plan.write.newObjects, ...plan.write.changedObjects].map(
+    nonces: p.plan.write.nonces.map((n) => [n.id, n.next_nonce]),
+    objects: [...p.plan.write.newObjects, ...p.plan.write.changedObjects].map(
       ({ expected_version: _, ...o }: ObjectState & { expected_version?: number }) => o,
     ),
-    templates: templatesOf(state),
+    templates: p.state.templates.values(),
   });
 }
 
 /**
- * The optimistic path: answers the outcomes when every action of the group was applied,
- * or null (nothing written) when the locked path must decide.
+ * The optimistic path: the outcomes of every share it applied, by organization. Shares it
+ * leaves out were not written and go to the locked path.
  */
 async function applyOptimistic(
   deps: ApplyDeps,
-  orgId: string,
-  items: readonly VerifiedAction[],
-): Promise<ApplyOutcome[] | null> {
+  shares: readonly Share[],
+): Promise<Map<string, ApplyOutcome[]>> {
   const { cache } = deps;
-  const walletIds = unique(items.map((i) => i.walletId));
-  const objectIds = unique(items.filter((i) => !isMint(i)).map(objectIdOf));
+  const done = new Map<string, ApplyOutcome[]>();
+  const all = shares.flatMap((s) => s.items);
+  const walletIds = walletsOf(all);
+  const objectIds = objectsOf(all);
+  const balances = new Map<string, bigint>();
   const nonces = new Map<string, number>();
   const objects = new Map<string, ObjectState>();
   const templates = new Map<string, TemplateInfo>();
-  let balance = cache.balances.get(orgId);
-  const lacking = { wallets: [] as string[], objects: [] as string[], templates: [] as string[] };
-  for (const id of walletIds) {
-    const n = cache.nonces.get(id);
-    if (n === undefined) lacking.wallets.push(id);
-    else nonces.set(id, n);
-  }
-  for (const id of objectIds) {
-    const o = cache.objects.get(id);
-    if (o === undefined) lacking.objects.push(id);
-    else objects.set(id, o);
-  }
-  const templateIds = unique([
-    ...items.filter(isMint).map(mintTemplateId),
-    ...[...objects.values()].map((o) => o.template_id),
-  ]);
-  for (const id of templateIds) {
-    const t = cache.templates.get(id);
-    if (t === undefined) lacking.templates.push(id);
-    else templates.set(id, t);
-  }
+  const lacking = { orgs: [] as string[], wallets: [] as string[], objects: [] as string[] };
+  const recall = <V>(
+    ids: string[],
+    from: { get(k: string): V | undefined },
+    into: Map<string, V>,
+    miss: string[],
+  ) => {
+    for (const id of ids) {
+      const v = from.get(id);
+      if (v === undefined) miss.push(id);
+      else into.set(id, v);
+    }
+  };
+  recall(
+    shares.map((s) => s.orgId),
+    cache.balances,
+    balances,
+    lacking.orgs,
+  );
+  recall(walletIds, cache.nonces, nonces, lacking.wallets);
+  recall(objectIds, cache.objects, objects, lacking.objects);
+  const lackingTemplates: string[] = [];
+  recall(
+    unique([
+      ...all.filter(isMint).map(mintTemplateId),
+      ...[...objects.values()].map((o) => o.template_id),
+    ]),
+    cache.templates,
+    templates,
+    lackingTemplates,
+  );
   const feeWei = await deps.fees.totalWei();
   try {
     if (
-      balance === undefined ||
-      lacking.wallets.length + lacking.objects.length + lacking.templates.length > 0
+      lacking.orgs.length +
+        lacking.wallets.length +
+        lacking.objects.length +
+        lackingTemplates.length >
+      0
     ) {
-      const [row] = await deps.prepared<Parameters<typeof parseGroupInputs>[0]>(
-        readGroupInputsQuery(orgId, lacking.wallets, lacking.objects, lacking.templates),
-      );
-      const read: ReadInputs = parseGroupInputs(row!);
-      if (read.balance === null) return null; // no such organization: the locked path says so
-      balance = read.balance;
+      const read = await readGroupInputs((q) => deps.prepared(q), {
+        ...lacking,
+        templates: lackingTemplates,
+      });
+      for (const [id, b] of read.balances) balances.set(id, b);
       for (const [id, n] of read.nonces) nonces.set(id, n);
       for (const o of read.objects) objects.set(o.id, o);
       for (const t of read.templates) templates.set(t.id, t);
     }
-    if (crossOrgMints(orgId, items, templates).length > 0) return null;
-    const state: GroupState = {
-      now: deps.clock.now(),
-      feeWei,
-      balance,
-      nonces,
-      objects,
-      templates,
-      roles: new Map(),
-    };
-    const plan = planGroup(orgId, items, state, deps.checkCustom);
-    // A refusal is only given on state read under lock.
-    if (plan.refused > 0) return null;
-    const left = await runGroupStatement(
-      (q) => deps.prepared(q),
-      statementOf(deps, orgId, state, plan),
-    );
-    remember(deps, orgId, state, plan, left);
-    return plan.outcomes;
+    const now = deps.clock.now();
+    const planned: Planned[] = [];
+    for (const { orgId, items } of shares) {
+      const balance = balances.get(orgId);
+      // A missing organization, or a mint of another organization's template: locked path.
+      if (balance === undefined || crossOrgMints(orgId, items, templates).length > 0) continue;
+      const state: GroupState = {
+        now,
+        feeWei,
+        balance,
+        nonces,
+        objects,
+        templates,
+        roles: new Map(),
+      };
+      const plan = planGroup(orgId, items, state, deps.checkCustom);
+      // A refusal is only given on state read under lock.
+      if (plan.refused === 0) planned.push({ orgId, state, plan });
+    }
+    if (planned.length === 0) return done;
+    const left = await writePlanned(deps, planned, deps.prepared);
+    for (const p of planned) {
+      remember(deps, p, left.get(p.orgId)!);
+      done.set(p.orgId, p.plan.outcomes);
+    }
+    return done;
   } catch (err) {
-    cache.forget(orgId, walletIds, objectIds);
+    for (const s of shares) cache.forget(s.orgId, walletsOf(s.items), objectsOf(s.items));
     if (!(err instanceof GroupGuardFailed)) {
       deps.logger.debug({ err }, 'optimistic group failed; taking the locked path');
     }
-    return null;
+    return new Map();
   }
 }
 
 /**
- * The locked path: one transaction that locks the signer wallets and the objects (each by
- * id, so groups never deadlock), reads the state afresh, runs the checks and writes what
- * passed. If the statement still fails — the balance ran short under a concurrent group, or
- * a write failed — the group is retried one action at a time so a failing action fails alone.
+ * The locked path, for one organization's share: one transaction that locks the signer
+ * wallets and the objects (each by id, so groups never deadlock), reads the state afresh,
+ * runs the checks and writes what passed. If the statement still fails — the balance ran
+ * short under a concurrent group, or a write failed — the share is retried one action at a
+ * time so a failing action fails alone.
  */
 async function applyLocked(
   deps: ApplyDeps,
@@ -188,9 +243,7 @@ async function applyLocked(
 ): Promise<ApplyOutcome[]> {
   try {
     const done = await deps.db.transaction((tx) => runLocked(tx, deps, orgId, items));
-    if (done.committed) {
-      remember(deps, orgId, done.state, done.committed.plan, done.committed.balance);
-    }
+    if (done.committed) remember(deps, done.committed.planned, done.committed.balance);
     return done.outcomes;
   } catch (err) {
     if (items.length > 1) {
@@ -210,8 +263,7 @@ async function applyLocked(
 
 interface LockedResult {
   outcomes: ApplyOutcome[];
-  state: GroupState;
-  committed: { plan: GroupPlan; balance: bigint } | null;
+  committed: { planned: Planned; balance: bigint } | null;
 }
 
 async function runLocked(
@@ -225,11 +277,17 @@ async function runLocked(
   const inputs = await lockGroupInputs(
     tx,
     orgId,
-    unique(items.map((i) => i.walletId)),
+    walletsOf(items),
     unique(items.filter(isMint).map(mintTemplateId)),
   );
-  const objectIds = unique(items.filter((i) => !isMint(i)).map(objectIdOf));
-  const objects = new Map((await lockObjects(tx, objectIds)).map((o) => [o.id, o]));
+  const balance = inputs.balances.get(orgId);
+  if (balance === undefined) {
+    return {
+      outcomes: items.map(() => ({ ok: false, error: notFound('organization') })),
+      committed: null,
+    };
+  }
+  const objects = new Map((await lockObjects(tx, objectsOf(items))).map((o) => [o.id, o]));
   const templates = new Map(inputs.templates.map((t) => [t.id, t]));
   const missingTemplates = unique([...objects.values()].map((o) => o.template_id)).filter(
     (id) => !templates.has(id),
@@ -238,24 +296,19 @@ async function runLocked(
   const state: GroupState = {
     now,
     feeWei,
-    balance: inputs.balance ?? 0n,
+    balance,
     nonces: inputs.nonces,
     objects,
     templates,
     roles: await findRoles(tx, crossOrgMints(orgId, items, templates)),
   };
-  if (inputs.balance === null) {
-    return {
-      outcomes: items.map(() => ({ ok: false, error: notFound('organization') })),
-      state,
-      committed: null,
-    };
-  }
   const plan = planGroup(orgId, items, state, deps.checkCustom);
-  if (plan.applied.length === 0) return { outcomes: plan.outcomes, state, committed: null };
-  const balance = await runGroupStatement(
-    async (q) => (await tx.execute<{ balance: string | null }>(q)).rows,
-    statementOf(deps, orgId, state, plan),
+  if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };
+  const planned = { orgId, state, plan };
+  const left = await writePlanned(
+    deps,
+    [planned],
+    async (q) => (await tx.execute(q)).rows as never,
   );
-  return { outcomes: plan.outcomes, state, committed: { plan, balance } };
+  return { outcomes: plan.outcomes, committed: { planned, balance: left.get(orgId)! } };
 }

@@ -29,7 +29,7 @@ function recorder(delayMs: number) {
   const log: string[] = [];
   let maxConcurrent = 0;
   const violations: string[] = [];
-  const apply = async (_org: string, items: readonly VerifiedAction[]): Promise<ApplyOutcome[]> => {
+  const apply = async (items: readonly VerifiedAction[]): Promise<ApplyOutcome[]> => {
     const keys = items.flatMap((i) => [
       `w:${i.walletId}`,
       ...(typeof i.action.params.object_id === 'string' ? [`o:${i.action.params.object_id}`] : []),
@@ -78,7 +78,7 @@ describe('GroupCommitter', () => {
   it('keeps a group within maxGroup and drains on shutdown', async () => {
     const sizes: number[] = [];
     const c = new GroupCommitter(
-      async (_o, items) => {
+      async (items) => {
         sizes.push(items.length);
         await new Promise((r) => setTimeout(r, 2));
         return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);

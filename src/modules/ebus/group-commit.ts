@@ -5,29 +5,19 @@ export interface GroupCommitOptions {
   maxWaitMs: number;
   /** Most actions applied in one transaction. */
   maxGroup: number;
-  /** Most transactions of one organization in flight at once. */
+  /** Most groups in flight at once. */
   maxConcurrent: number;
 }
 
-/** Applies one organization's group in one transaction; one outcome per item, in order. */
-export type ApplyGroupFn = (
-  orgId: string,
-  items: readonly VerifiedAction[],
-) => Promise<ApplyOutcome[]>;
+/** Applies one group (actions of any organizations) atomically; one outcome per item, in order. */
+export type ApplyGroupFn = (items: readonly VerifiedAction[]) => Promise<ApplyOutcome[]>;
 
 interface Entry {
   item: VerifiedAction;
+  /** performance.now() when it was queued. */
+  at: number;
   resolve: (o: ApplyOutcome) => void;
   reject: (err: unknown) => void;
-}
-
-interface Lane {
-  queue: Entry[];
-  running: number;
-  /** Wallets and objects that a group in flight touches. */
-  busyWallets: Map<string, number>;
-  busyObjects: Map<string, number>;
-  timer: NodeJS.Timeout | null;
 }
 
 /** The object an action touches (a mint makes a new one, so none). */
@@ -47,22 +37,33 @@ function remove(m: Map<string, number>, key: string) {
 }
 
 /**
- * Per-organization group commit (design.md §8). Verified actions queue in their
- * organization's lane and are applied in groups, one transaction each, so the balance row,
- * the disk flush and the round trips are paid once per group instead of once per action.
+ * Group commit (design.md §8). Verified actions queue and are applied in groups, one
+ * statement each, so the round trips, the statement's fixed cost and the disk flush are paid
+ * once per group instead of once per action. A group takes every action that is ready, of
+ * whichever organizations: ten organizations sending five actions at a time make one group
+ * of fifty, not ten of five (apply-group.ts plans each organization's share on its own and
+ * writes them together).
  *
- * Up to `maxConcurrent` groups of one lane run at once. Groups in flight never share a
- * wallet or an object: an action whose wallet or object is busy waits for the next group,
- * and so does every later action of that wallet or object, so each wallet's nonces and each
- * object's history still apply in arrival order. Concurrent groups meet only at the
- * organization's balance row, which each takes last, just before it commits
- * (apply-group.ts), so one group's commit overlaps the next group's work.
+ * Up to `maxConcurrent` groups run at once. Groups in flight never share a wallet or an
+ * object: an action whose wallet or object is busy waits for the next group, and so does
+ * every later action of that wallet or object, so each wallet's nonces and each object's
+ * history still apply in arrival order. Concurrent groups meet only at organizations'
+ * balance rows, which each takes last, in id order, just before it commits, so one group's
+ * commit overlaps the next group's work.
  */
 export class GroupCommitter {
-  private readonly lanes = new Map<string, Lane>();
+  private queue: Entry[] = [];
+  private running = 0;
+  /** Wallets and objects that a group in flight touches. */
+  private readonly busyWallets = new Map<string, number>();
+  private readonly busyObjects = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
   private readonly idleWaiters: (() => void)[] = [];
-  /** Groups committed and actions in them, for the benchmark and metrics. */
-  readonly stats = { groups: 0, actions: 0 };
+  /**
+   * For metrics and the benchmark: groups applied, actions in them, the summed time actions
+   * waited in the queue and the summed time groups took to apply (ms).
+   */
+  readonly stats = { groups: 0, actions: 0, waitMs: 0, applyMs: 0 };
 
   constructor(
     private readonly apply: ApplyGroupFn,
@@ -72,58 +73,50 @@ export class GroupCommitter {
   /** Queues a verified action; resolves when its group has committed (or refused it). */
   submit(item: VerifiedAction): Promise<ApplyOutcome> {
     return new Promise<ApplyOutcome>((resolve, reject) => {
-      const orgId = item.payerOrgId;
-      let lane = this.lanes.get(orgId);
-      if (!lane) {
-        lane = {
-          queue: [],
-          running: 0,
-          busyWallets: new Map(),
-          busyObjects: new Map(),
-          timer: null,
-        };
-        this.lanes.set(orgId, lane);
-      }
-      lane.queue.push({ item, resolve, reject });
-      this.schedule(orgId, lane);
+      this.queue.push({ item, at: performance.now(), resolve, reject });
+      this.schedule();
     });
   }
 
   /** Resolves once every queued action has been applied (used on shutdown). */
   drain(): Promise<void> {
-    if (this.lanes.size === 0) return Promise.resolve();
+    if (this.idle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private schedule(orgId: string, lane: Lane): void {
-    if (lane.running >= this.options.maxConcurrent) return; // a completion starts the next
-    if (lane.queue.length >= this.options.maxGroup || this.options.maxWaitMs <= 0) {
-      if (lane.timer) clearTimeout(lane.timer);
-      lane.timer = null;
-      if (this.options.maxWaitMs <= 0) setImmediate(() => this.run(orgId, lane));
-      else this.run(orgId, lane);
+  private idle(): boolean {
+    return this.queue.length === 0 && this.running === 0 && !this.timer;
+  }
+
+  private schedule(): void {
+    if (this.running >= this.options.maxConcurrent) return; // a completion starts the next
+    if (this.queue.length >= this.options.maxGroup || this.options.maxWaitMs <= 0) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+      if (this.options.maxWaitMs <= 0) setImmediate(() => this.run());
+      else this.run();
       return;
     }
-    lane.timer ??= setTimeout(() => {
-      lane.timer = null;
-      this.run(orgId, lane);
+    this.timer ??= setTimeout(() => {
+      this.timer = null;
+      this.run();
     }, this.options.maxWaitMs);
   }
 
   /** Takes the next group: queued actions whose wallet and object no running group has. */
-  private take(lane: Lane): Entry[] {
+  private take(): Entry[] {
     const group: Entry[] = [];
     const rest: Entry[] = [];
     const blockedWallets = new Set<string>();
     const blockedObjects = new Set<string>();
-    for (const e of lane.queue) {
+    for (const e of this.queue) {
       const wallet = e.item.walletId;
       const object = objectOf(e.item);
       const blocked =
         group.length >= this.options.maxGroup ||
-        lane.busyWallets.has(wallet) ||
+        this.busyWallets.has(wallet) ||
         blockedWallets.has(wallet) ||
-        (object !== null && (lane.busyObjects.has(object) || blockedObjects.has(object)));
+        (object !== null && (this.busyObjects.has(object) || blockedObjects.has(object)));
       if (blocked) {
         // Everything after a held action of the same wallet or object waits with it.
         blockedWallets.add(wallet);
@@ -133,51 +126,47 @@ export class GroupCommitter {
         group.push(e);
       }
     }
-    lane.queue = rest;
+    this.queue = rest;
     return group;
   }
 
-  private run(orgId: string, lane: Lane): void {
-    while (lane.running < this.options.maxConcurrent && lane.queue.length > 0) {
-      const group = this.take(lane);
-      if (group.length === 0) return; // everything queued waits for a running group
-      this.start(orgId, lane, group);
+  private run(): void {
+    while (this.running < this.options.maxConcurrent && this.queue.length > 0) {
+      const group = this.take();
+      if (group.length === 0) break; // everything queued waits for a running group
+      this.start(group);
     }
+    if (this.idle()) this.idleWaiters.splice(0).forEach((w) => w());
   }
 
-  private start(orgId: string, lane: Lane, group: Entry[]): void {
-    lane.running++;
+  private start(group: Entry[]): void {
+    this.running++;
+    const started = performance.now();
+    for (const e of group) this.stats.waitMs += started - e.at;
     for (const e of group) {
-      add(lane.busyWallets, e.item.walletId);
+      add(this.busyWallets, e.item.walletId);
       const object = objectOf(e.item);
-      if (object !== null) add(lane.busyObjects, object);
+      if (object !== null) add(this.busyObjects, object);
     }
-    void this.apply(
-      orgId,
-      group.map((e) => e.item),
-    )
+    void this.apply(group.map((e) => e.item))
       .then(
         (outcomes) => {
           this.stats.groups++;
           this.stats.actions += group.length;
+          this.stats.applyMs += performance.now() - started;
           group.forEach((e, i) => e.resolve(outcomes[i]!));
         },
         (err: unknown) => group.forEach((e) => e.reject(err)),
       )
       .finally(() => {
-        lane.running--;
+        this.running--;
         for (const e of group) {
-          remove(lane.busyWallets, e.item.walletId);
+          remove(this.busyWallets, e.item.walletId);
           const object = objectOf(e.item);
-          if (object !== null) remove(lane.busyObjects, object);
+          if (object !== null) remove(this.busyObjects, object);
         }
-        if (lane.queue.length > 0) {
-          // Actions that queued meanwhile form the next group at once.
-          this.run(orgId, lane);
-        } else if (lane.running === 0 && !lane.timer) {
-          this.lanes.delete(orgId);
-          if (this.lanes.size === 0) this.idleWaiters.splice(0).forEach((w) => w());
-        }
+        // Actions that queued meanwhile form the next group at once.
+        this.run();
       });
   }
 }

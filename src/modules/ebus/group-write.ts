@@ -1,6 +1,4 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../db/pool.js';
-import { asDate } from '../../db/values.js';
 import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
 
 /**
@@ -29,12 +27,12 @@ export interface GroupWrite {
   signCounts: { id: string; sign_count: number }[];
 }
 
+/** What one organization pays for its share of a group. */
 export interface GroupCharge {
   orgId: string;
   totalFeeWei: bigint;
   /** One row per applied action, in order; `after_offset_wei` is what later rows still debit. */
   ledger: { id: string; amount_wei: string; after_offset_wei: string; ref_id: string }[];
-  now: Date;
 }
 
 /** A guard of the group statement did not hold: nothing was written. */
@@ -57,20 +55,29 @@ const OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text,
 const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
 
 /**
- * The group's single statement. `templates` are the templates its checks read, as they were
- * then (each must be unchanged: every field the checks use, not only updated_at, since two
- * edits can share a millisecond); `hooks` are data-modifying statements (the hooks' rows), run
- * as CTEs of the same statement. Answers one row: `balance`, what the organization holds
- * after the debit.
+ * The group's single statement. `charges` has one entry per paying organization; `templates`
+ * are the templates the checks read, as they were then (each must be unchanged: every field
+ * the checks use, not only updated_at, since two edits can share a millisecond); `hooks`
+ * are data-modifying statements with a RETURNING clause (the hooks' rows), run as CTEs of
+ * the same statement. Answers one row: `balances`, what each organization holds after its
+ * debit.
+ *
+ * Order matters for concurrency: the target list first runs every insert and the guarded
+ * updates of wallets and objects, and only then takes the organizations' balance rows (in
+ * id order, so concurrent groups cannot deadlock on them), which are then held only for the
+ * ledger rows and the commit.
  */
 export function groupStatement(
   w: GroupWrite,
-  c: GroupCharge,
+  charges: readonly GroupCharge[],
+  now: Date,
   templates: readonly TemplateInfo[],
   hooks: readonly SQL[],
 ): SQL {
-  const total = c.totalFeeWei.toString();
+  const fees = charges.map((c) => ({ id: c.orgId, total: c.totalFeeWei.toString() }));
+  const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
   const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${h})`);
+  const hookCounts = hooks.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
   return sql`
     WITH new_objects AS (
       INSERT INTO objects (id, organization_id, template_id, owner, metadata, custom, custom_hash,
@@ -121,35 +128,47 @@ export function groupStatement(
           AND t.name = r.name AND t.description = r.description AND t.category = r.category
           AND t.faces = r.faces AND t.actions = r.actions AND t.is_public = r.is_public
           AND t.custom_schema IS NOT DISTINCT FROM r.custom_schema
-    )${sql.join(hookCtes)}, debit AS (
-      UPDATE organizations SET balance_wei = balance_wei - ${total}::numeric
-      WHERE id = ${c.orgId} AND deleted_at IS NULL AND balance_wei >= ${total}::numeric
-      RETURNING balance_wei
+    )${sql.join(hookCtes)}, fees AS (
+      SELECT * FROM jsonb_to_recordset(${json(fees)}) AS r(id text, total numeric)
+    ), payers AS (
+      SELECT o.id FROM organizations o WHERE o.id IN (SELECT id FROM fees)
+      ORDER BY o.id FOR NO KEY UPDATE
+    ), debit AS (
+      UPDATE organizations o SET balance_wei = o.balance_wei - f.total
+      FROM fees f
+      WHERE o.id = f.id AND o.id IN (SELECT id FROM payers) AND o.deleted_at IS NULL
+        AND o.balance_wei >= f.total
+      RETURNING o.id, o.balance_wei
     ), ledger AS (
       INSERT INTO ledger_entries (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
-      SELECT r.id, ${c.orgId}, 'action_fee', r.amount_wei::numeric,
-        d.balance_wei + r.after_offset_wei::numeric, r.ref_id, ${c.now.toISOString()}::timestamptz
-      FROM debit d, jsonb_to_recordset(${json(c.ledger)}) AS r(id text, amount_wei text,
+      SELECT r.id, d.id, 'action_fee', r.amount_wei::numeric,
+        d.balance_wei + r.after_offset_wei::numeric, r.ref_id, ${now.toISOString()}::timestamptz
+      FROM jsonb_to_recordset(${json(ledger)}) AS r(id text, org_id text, amount_wei text,
         after_offset_wei text, ref_id text)
+      JOIN debit d ON d.id = r.org_id
       RETURNING 1
     )
-    SELECT ons_group_guard(
+    SELECT
+      (SELECT count(*) FROM new_objects) + (SELECT count(*) FROM logs)
+        + (SELECT count(*) FROM sign_counts)${sql.join(hookCounts)} AS written,
+      ons_group_guard(
         (SELECT count(*) FROM nonces) = ${w.nonces.length}::int,
         (SELECT count(*) FROM changed_objects) = ${w.changedObjects.length}::int,
         (SELECT n FROM templates_unchanged) = ${templates.length}::int,
-        (SELECT count(*) FROM debit) = 1
+        (SELECT count(*) FROM debit) = ${fees.length}::int
       ) AS ok,
-      (SELECT balance_wei::text FROM debit) AS balance`;
+      (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text)) FROM debit)
+        AS balances`;
 }
 
-/** The statement's answer, or GroupGuardFailed when a guard aborted it. */
+/** The statement's balances by organization, or GroupGuardFailed when a guard aborted it. */
 export async function runGroupStatement(
-  run: (query: SQL) => Promise<{ balance: string | null }[]>,
+  run: (query: SQL) => Promise<{ balances: { id: string; balance: string }[] | null }[]>,
   statement: SQL,
-): Promise<bigint> {
+): Promise<Map<string, bigint>> {
   try {
     const rows = await run(statement);
-    return BigInt(rows[0]!.balance!);
+    return new Map((rows[0]!.balances ?? []).map((b) => [b.id, BigInt(b.balance)]));
   } catch (err) {
     const e = err as {
       code?: string;
@@ -163,102 +182,4 @@ export async function runGroupStatement(
     }
     throw err;
   }
-}
-
-export interface GroupInputs {
-  balance: bigint | null;
-  nonces: Map<string, number>;
-  templates: TemplateInfo[];
-}
-
-/**
- * One round trip for what every group reads first: locks the signer wallets (in id order)
- * and answers their next nonces, the paying organization's balance (not locked: the debit
- * re-checks it) and the templates already known to be needed (those of mints).
- */
-export async function lockGroupInputs(
-  tx: Executor,
-  orgId: string,
-  walletIds: readonly string[],
-  templateIds: readonly string[],
-): Promise<GroupInputs> {
-  const { rows } = await tx.execute<RawInputs>(sql`
-    WITH w AS (
-      SELECT id, next_nonce FROM wallets
-      WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(walletIds)}::jsonb))
-      ORDER BY id FOR UPDATE
-    )
-    SELECT
-      (SELECT balance_wei::text FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL)
-        AS balance,
-      (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
-        FROM w) AS wallets,
-      (SELECT coalesce(json_agg(t), '[]') FROM (
-        SELECT ${TEMPLATE_SELECT} FROM templates
-        WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(templateIds)}::jsonb))
-      ) t) AS templates`);
-  return parseGroupInputs(rows[0]!);
-}
-
-export interface ReadInputs extends GroupInputs {
-  objects: ObjectState[];
-}
-
-const OBJECT_SELECT = sql.raw(`id, organization_id, template_id, owner, metadata, custom,
-  custom_hash, latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped,
-  is_public, nonce, version, state_hash, content_hash, integrity_hash, prev_integrity_hash,
-  collection_id, created_at, updated_at`);
-
-const TEMPLATE_SELECT = sql.raw(`id, organization_id, name, description, category, faces,
-  actions, custom_schema, is_public, updated_at`);
-
-/**
- * The optimistic path's read, without locks, of what its cache lacks: the balance, wallets'
- * next nonces, objects, and the templates named or used by those objects. One round trip.
- */
-export function readGroupInputsQuery(
-  orgId: string,
-  walletIds: readonly string[],
-  objectIds: readonly string[],
-  templateIds: readonly string[],
-): SQL {
-  const list = (ids: readonly string[]) =>
-    sql`(SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`;
-  return sql`
-    SELECT
-      (SELECT balance_wei::text FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL)
-        AS balance,
-      (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
-        FROM wallets WHERE id IN ${list(walletIds)}) AS wallets,
-      (SELECT coalesce(json_agg(o), '[]') FROM (
-        SELECT ${OBJECT_SELECT} FROM objects WHERE id IN ${list(objectIds)}) o) AS objects,
-      (SELECT coalesce(json_agg(t), '[]') FROM (
-        SELECT ${TEMPLATE_SELECT} FROM templates
-        WHERE id IN ${list(templateIds)}
-          OR id IN (SELECT template_id FROM objects WHERE id IN ${list(objectIds)})) t)
-        AS templates`;
-}
-
-type RawInputs = {
-  balance: string | null;
-  wallets: { id: string; next_nonce: number | string }[];
-  objects?: (Omit<ObjectState, 'created_at' | 'updated_at'> & {
-    created_at: string;
-    updated_at: string;
-  })[];
-  templates: (Omit<TemplateInfo, 'updated_at'> & { updated_at: string })[];
-};
-
-/** Parses the row of `readGroupInputsQuery` (or of `lockGroupInputs`). */
-export function parseGroupInputs(r: RawInputs): ReadInputs {
-  return {
-    balance: r.balance === null ? null : BigInt(r.balance),
-    nonces: new Map(r.wallets.map((w) => [w.id, Number(w.next_nonce)])),
-    objects: (r.objects ?? []).map((o) => ({
-      ...o,
-      created_at: asDate(o.created_at),
-      updated_at: asDate(o.updated_at),
-    })),
-    templates: r.templates.map((t) => ({ ...t, updated_at: asDate(t.updated_at) })),
-  };
 }

@@ -9,9 +9,10 @@ import type { AppliedAction } from './types.js';
  * object changes, log rows and nonces:
  * - the batches feature adds the actions to the current transaction batch (one call),
  * - the webhooks feature queues the matching deliveries in its outbox (one call).
- * The statements must not depend on each other's effects (they run as sibling CTEs) and
- * must not fail for one action alone: a failing statement rolls the group back, and it is
- * then retried one action at a time, so one failing action fails alone.
+ * Each statement must end with a RETURNING clause (the group statement counts its rows, which
+ * makes it run before the balance rows are locked) and must not depend on the others'
+ * effects (they run as sibling CTEs). A failing statement rolls the group back; it is then
+ * retried one action at a time, so one failing action fails alone.
  */
 export interface ApplyHooks {
   writes(applied: readonly AppliedAction[]): SQL[];

@@ -37,7 +37,7 @@ export interface GroupPlan {
   applied: AppliedAction[];
   refused: number;
   write: GroupWrite;
-  charge: Omit<GroupCharge, 'orgId' | 'now'>;
+  charge: Omit<GroupCharge, 'orgId'>;
 }
 
 export const isMint = (v: VerifiedAction): boolean => v.action.name === 'mint';

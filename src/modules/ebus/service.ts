@@ -207,7 +207,6 @@ export class EbusService {
       orgId,
       wallet: action.wallet,
       text,
-      challenge: webauthnChallenge(text),
       signature: body.signature,
     });
     if (!result.ok) throw result.error;

@@ -1,11 +1,13 @@
 import type { Executor } from '../../db/pool.js';
-import { recoverEip191Address } from '../../lib/crypto/eip191.js';
+import { NOT_RECOVERED, recoverAddress, recoveryInput } from '../../lib/crypto/eip191.js';
+import type { RecoverPool } from '../../lib/crypto/recover-pool.js';
 import { getCachedKey, verifyWebauthnAssertion } from '../../lib/crypto/webauthn-assertion.js';
 import type { AppError } from '../../lib/errors.js';
 import { forbidden, unauthenticated } from '../../lib/errors.js';
 import { isRole, type Role } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { webauthnChallenge } from './action-text.js';
 import { findSigner, type SignerRow } from './repo.js';
 import type { SignatureBody } from './schema.js';
 
@@ -23,7 +25,6 @@ export interface VerifyInput {
   /** The wallet named in the action (and the text). */
   wallet: string;
   text: string;
-  challenge: string;
   signature: SignatureBody;
 }
 
@@ -48,16 +49,22 @@ export class SignatureVerifier {
   constructor(
     private readonly db: Executor,
     private readonly webauthn: { rpId: string; origins: readonly string[] },
+    /** Recovers EOA signers on a thread of their own; null recovers inline. */
+    private readonly recoverer: RecoverPool | null = null,
   ) {}
 
   async verify(input: VerifyInput): Promise<VerifyResult> {
     const wallet = input.wallet.toLowerCase();
     if (input.signature.type === 'eoa') {
-      const rec = recoverEip191Address(input.text, input.signature.signature);
-      if (!rec.ok) return fail(unauthenticated(`invalid signature: ${rec.reason}`));
-      const row = await this.eoaSigner(input.orgId, wallet, rec.address);
+      const prepared = recoveryInput(input.text, input.signature.signature);
+      if (!prepared.ok) return fail(unauthenticated(`invalid signature: ${prepared.reason}`));
+      const recovered = this.recoverer
+        ? await this.recoverer.recover(prepared.input)
+        : recoverAddress(prepared.input);
+      if (recovered === null) return fail(unauthenticated(`invalid signature: ${NOT_RECOVERED}`));
+      const row = await this.eoaSigner(input.orgId, wallet, recovered);
       if (!row.wallet_id) return fail(unauthenticated(`unknown wallet ${wallet}`));
-      const own = rec.address === wallet || row.cred_wallet_id === row.wallet_id;
+      const own = recovered === wallet || row.cred_wallet_id === row.wallet_id;
       if (!own) {
         return fail(
           row.cred_wallet_id
@@ -84,7 +91,7 @@ export class SignatureVerifier {
     }
     const res = verifyWebauthnAssertion({
       credential,
-      expectedChallenge: input.challenge,
+      expectedChallenge: webauthnChallenge(input.text),
       expectedOrigins: this.webauthn.origins,
       expectedRpId: this.webauthn.rpId,
       publicKey: key,

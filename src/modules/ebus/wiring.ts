@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import { RecoverPool } from '../../lib/crypto/recover-pool.js';
 import type pg from 'pg';
 import type { Db } from '../../db/pool.js';
 import { preparedRows } from '../../db/prepared.js';
@@ -17,6 +18,8 @@ export interface Ebus {
   service: EbusService;
   committer: GroupCommitter;
   fees: FeeService;
+  /** The signature-recovery thread, if configured; closed on shutdown. */
+  recoverPool: RecoverPool | null;
 }
 
 export interface EbusWiring {
@@ -45,12 +48,13 @@ export function createEbus(w: EbusWiring): Ebus {
     checkCustom: validateCustom,
     cache: new GroupStateCache(),
   };
-  const committer = new GroupCommitter((orgId, items) => applyGroup(deps, orgId, items), {
+  const committer = new GroupCommitter((items) => applyGroup(deps, items), {
     maxWaitMs: w.config.ebus.groupWaitMs,
     maxGroup: w.config.ebus.maxGroup,
     maxConcurrent: w.config.ebus.maxConcurrentGroups,
   });
-  const verifier = new SignatureVerifier(w.db, w.config.webauthn);
+  const recoverPool = w.config.ebus.recoveryThread ? new RecoverPool() : null;
+  const verifier = new SignatureVerifier(w.db, w.config.webauthn, recoverPool);
   const service = new EbusService({
     db: w.db,
     clock: w.clock,
@@ -60,5 +64,5 @@ export function createEbus(w: EbusWiring): Ebus {
     committer,
     logger: w.logger,
   });
-  return { service, committer, fees };
+  return { service, committer, fees, recoverPool };
 }

@@ -1,0 +1,26 @@
+// The signature-recovery thread (see recover-pool.ts). Plain JavaScript so that it loads the
+// same way under tsx, the test runner and a compiled build. It receives batches of
+// [digest, signature (64 bytes), recovery id] and answers, in order, the lowercase 0x address
+// each recovers, or null when one does not recover.
+import { Buffer } from 'node:buffer';
+import { createRequire } from 'node:module';
+import { parentPort } from 'node:worker_threads';
+
+const require = createRequire(import.meta.url);
+const secp = require('secp256k1/bindings');
+const createKeccak = require('keccak/bindings');
+
+parentPort.on('message', (batch) => {
+  const out = batch.map(([digest, signature, recid]) => {
+    try {
+      const pub = secp.ecdsaRecover(signature, recid, digest, false);
+      const hash = createKeccak('keccak256')
+        .update(Buffer.from(pub.buffer, pub.byteOffset + 1, 64))
+        .digest();
+      return `0x${hash.toString('hex', 12)}`;
+    } catch {
+      return null;
+    }
+  });
+  parentPort.postMessage(out);
+});

@@ -1,0 +1,103 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Executor } from '../../db/pool.js';
+import { asDate } from '../../db/values.js';
+import type { ObjectState, TemplateInfo } from './types.js';
+
+/**
+ * What a group's checks read before they run (design.md §8): the paying organizations'
+ * balances, the signer wallets' next nonces, the objects and the templates. The locked path
+ * reads it under row locks (`lockGroupInputs`, then `lockObjects` in repo.ts); the
+ * optimistic path reads only what its cache lacks, without locks (`readGroupInputsQuery`).
+ */
+export interface GroupInputs {
+  /** Balance of each paying organization that exists and is not closed. */
+  balances: Map<string, bigint>;
+  nonces: Map<string, number>;
+  objects: ObjectState[];
+  templates: TemplateInfo[];
+}
+
+const OBJECT_SELECT = sql.raw(`id, organization_id, template_id, owner, metadata, custom,
+  custom_hash, latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped,
+  is_public, nonce, version, state_hash, content_hash, integrity_hash, prev_integrity_hash,
+  collection_id, created_at, updated_at`);
+
+const TEMPLATE_SELECT = sql.raw(`id, organization_id, name, description, category, faces,
+  actions, custom_schema, is_public, updated_at`);
+
+const list = (ids: readonly string[]) =>
+  sql`(SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`;
+
+const balancesOf = (orgIds: readonly string[]) => sql`
+  (SELECT coalesce(json_agg(json_build_object('id', id, 'balance', balance_wei::text)), '[]')
+    FROM organizations WHERE id IN ${list(orgIds)} AND deleted_at IS NULL) AS balances`;
+
+type RawInputs = {
+  balances: { id: string; balance: string }[];
+  wallets: { id: string; next_nonce: number | string }[];
+  objects?: (Omit<ObjectState, 'created_at' | 'updated_at'> & {
+    created_at: string;
+    updated_at: string;
+  })[];
+  templates: (Omit<TemplateInfo, 'updated_at'> & { updated_at: string })[];
+};
+
+function parseGroupInputs(r: RawInputs): GroupInputs {
+  return {
+    balances: new Map(r.balances.map((b) => [b.id, BigInt(b.balance)])),
+    nonces: new Map(r.wallets.map((w) => [w.id, Number(w.next_nonce)])),
+    objects: (r.objects ?? []).map((o) => ({
+      ...o,
+      created_at: asDate(o.created_at),
+      updated_at: asDate(o.updated_at),
+    })),
+    templates: r.templates.map((t) => ({ ...t, updated_at: asDate(t.updated_at) })),
+  };
+}
+
+/**
+ * The locked path's first read, one round trip: locks the signer wallets (in id order) and
+ * answers their next nonces, the paying organization's balance (not locked: the debit
+ * re-checks it) and the templates already known to be needed (those of mints).
+ */
+export async function lockGroupInputs(
+  tx: Executor,
+  orgId: string,
+  walletIds: readonly string[],
+  templateIds: readonly string[],
+): Promise<GroupInputs> {
+  const { rows } = await tx.execute<RawInputs>(sql`
+    WITH w AS (
+      SELECT id, next_nonce FROM wallets WHERE id IN ${list(walletIds)} ORDER BY id FOR UPDATE
+    )
+    SELECT ${balancesOf([orgId])},
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
+        FROM w) AS wallets,
+      (SELECT coalesce(json_agg(t), '[]') FROM (
+        SELECT ${TEMPLATE_SELECT} FROM templates WHERE id IN ${list(templateIds)}) t)
+        AS templates`);
+  return parseGroupInputs(rows[0]!);
+}
+
+/**
+ * The optimistic path's read, without locks, of what its cache lacks: balances, wallets'
+ * next nonces, objects, and the templates named or used by those objects. One round trip,
+ * as a named prepared statement (`run`).
+ */
+export async function readGroupInputs(
+  run: (query: SQL) => Promise<RawInputs[]>,
+  ids: { orgs: string[]; wallets: string[]; objects: string[]; templates: string[] },
+): Promise<GroupInputs> {
+  const rows = await run(sql`
+    SELECT ${balancesOf(ids.orgs)},
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
+        FROM wallets WHERE id IN ${list(ids.wallets)}) AS wallets,
+      (SELECT coalesce(json_agg(o), '[]') FROM (
+        SELECT ${OBJECT_SELECT} FROM objects WHERE id IN ${list(ids.objects)}) o) AS objects,
+      (SELECT coalesce(json_agg(t), '[]') FROM (
+        SELECT ${TEMPLATE_SELECT} FROM templates
+        WHERE id IN ${list(ids.templates)}
+          OR id IN (SELECT template_id FROM objects WHERE id IN ${list(ids.objects)})) t)
+        AS templates`);
+  return parseGroupInputs(rows[0]!);
+}
