@@ -180,7 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
       caFile: optional(env, 'WEBHOOK_CA_FILE'),
     },
     ebus: {
-      groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 2, 0, 1000),
+      groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 1, 0, 1000),
       maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),
       maxConcurrentGroups: int(env, 'EBUS_MAX_CONCURRENT_GROUPS', 4, 1, 64),
       recoveryThread: bool(env, 'EBUS_RECOVERY_THREAD', true),

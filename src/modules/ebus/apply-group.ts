@@ -176,7 +176,7 @@ async function applyOptimistic(
     templates,
     lackingTemplates,
   );
-  const feeWei = await deps.fees.totalWei();
+  const feeWei = deps.fees.cachedTotalWei() ?? (await deps.fees.totalWei());
   try {
     if (
       lacking.orgs.length +
@@ -273,7 +273,7 @@ async function runLocked(
   items: readonly VerifiedAction[],
 ): Promise<LockedResult> {
   const now = deps.clock.now();
-  const feeWei = await deps.fees.totalWei();
+  const feeWei = deps.fees.cachedTotalWei() ?? (await deps.fees.totalWei());
   const inputs = await lockGroupInputs(
     tx,
     orgId,

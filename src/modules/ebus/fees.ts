@@ -62,6 +62,12 @@ export class FeeService {
     return this.cached!.totalWei;
   }
 
+  /** The current total fee if a fresh quote is cached (no await on the hot path), else null. */
+  cachedTotalWei(): bigint | null {
+    const c = this.cached;
+    return c && performance.now() - c.at < QUOTE_TTL_MS ? c.totalWei : null;
+  }
+
   /** Drop the cached quote (tests; a config change). */
   invalidate(): void {
     this.cached = null;
