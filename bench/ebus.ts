@@ -298,7 +298,7 @@ async function main() {
         // its target; the benchmark measures the path, not the limiter.
         RATE_LIMIT_ENABLED: 'false',
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     });
     for (let i = 0; ; i++) {
       try {

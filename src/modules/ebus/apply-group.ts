@@ -121,9 +121,9 @@ function remember(deps: ApplyDeps, p: Planned, balance: bigint) {
     orgId: p.orgId,
     balance,
     nonces: p.plan.write.nonces.map((n) => [n.id, n.next_nonce]),
-    objects: [...p.plan.write.newObjects, ...p.plan.write.changedObjects].map(
-      ({ expected_version: _, ...o }: ObjectState & { expected_version?: number }) => o,
-    ),
+    // Objects just acted on, not those just minted: most mints are not followed by an action
+    // of the same instance soon, and keeping every new object alive costs the collector.
+    objects: p.plan.write.changedObjects.map(({ expected_version: _, ...o }) => o),
     templates: p.state.templates.values(),
   });
 }
