@@ -33,6 +33,7 @@ import { actionHash, buildActionText } from '../src/modules/ebus/action-text.js'
 import type { VerifiedAction } from '../src/modules/ebus/types.js';
 import { createEbus } from '../src/modules/ebus/wiring.js';
 import { describeCpu, sampleCpu } from './cpu-account.js';
+import { RawLane } from './raw-client.js';
 import { measureRecoveryRate } from './signature-recovery.js';
 
 const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
@@ -150,35 +151,50 @@ function describeGroups(from: Record<string, number>, to: Record<string, number>
   return `in the service ${http.toFixed(1)} ms per request, event loop ${(elu * 100).toFixed(0)} % busy; mean group ${(actions / groups).toFixed(1)}, queue wait ${((d('ons_ebus_group_wait_seconds') * 1000) / actions).toFixed(1)} ms, group apply ${((d('ons_ebus_group_apply_seconds') * 1000) / groups).toFixed(1)} ms`;
 }
 
+/** BENCH_CLIENT=undici uses undici's Pool instead of the raw keep-alive client. */
+const CLIENT = process.env.BENCH_CLIENT === 'undici' ? 'undici' : 'raw';
+
 async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], servicePid?: number) {
   const cpu0 = sampleCpu(servicePid);
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: lanes.length, pipelining: 1 });
+  const pool =
+    CLIENT === 'undici'
+      ? new Pool(`http://127.0.0.1:${port}`, { connections: lanes.length, pipelining: 1 })
+      : null;
+  const sockets = pool ? [] : await Promise.all(lanes.map(() => RawLane.connect(port)));
   const latencies: number[] = [];
   let ok = 0;
   let failed = 0;
   const start = performance.now();
   const deadline = start + PHASE_S * 1000;
   await Promise.all(
-    lanes.map(async ({ w, bodies }) => {
+    lanes.map(async ({ w, bodies }, lane) => {
+      const headers = { authorization: `Bearer ${w.token}` };
       for (const body of bodies) {
         if (performance.now() >= deadline) break;
         const t0 = performance.now();
-        const res = await pool.request({
-          method: 'POST',
-          path: '/ebus/execute',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${w.token}` },
-          body,
-        });
-        await res.body.text();
+        let status: number;
+        if (pool) {
+          const res = await pool.request({
+            method: 'POST',
+            path: '/ebus/execute',
+            headers: { 'content-type': 'application/json', ...headers },
+            body,
+          });
+          await res.body.text();
+          status = res.statusCode;
+        } else {
+          status = (await sockets[lane]!.send(RawLane.post('/ebus/execute', headers, body))).status;
+        }
         latencies.push(performance.now() - t0);
-        if (res.statusCode === 200) ok++;
+        if (status === 200) ok++;
         else failed++;
       }
     }),
   );
   const seconds = (performance.now() - start) / 1000;
   const cpu = describeCpu(cpu0, sampleCpu(servicePid), ok, 'action');
-  await pool.close();
+  await pool?.close();
+  for (const sock of sockets) sock.close();
   latencies.sort((a, b) => a - b);
   return {
     ok,
