@@ -8,7 +8,16 @@
  *  (a) one organization, single POST /ebus/execute, 50 connections (one wallet each)
  *  (b) ten organizations together, 50 connections (5 wallets each)
  *  (c) raw ceilings: signature recovery alone, and the group-commit SQL alone (no HTTP)
+ *  (d) ten organizations through POST /ebus/actions/batch, BENCH_BATCH_SIZE (20) per request
  * and the ratios. Each phase is bounded by BENCH_PHASE_SECONDS (default 8, at most 15).
+ * For each HTTP phase it also prints the service's own view (time per request, event-loop
+ * busy share, group sizes and times, from /metrics) and the CPU per action of the service,
+ * PostgreSQL and the load generator (from /proc).
+ *
+ * Knobs: BENCH_PHASES (default abcd), BENCH_ACTIONS_PER_WALLET, BENCH_CLIENT=undici,
+ * BENCH_NODE_FLAGS (default as `npm start`), BENCH_CPU_PROF=<dir>, BENCH_SETUP_SQL (run after
+ * the migrations, for experiments), BENCH_SERVICE_STDOUT=1; the service's own settings
+ * (WORKERS, EBUS_*) pass through from the environment.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +48,7 @@ import { measureRecoveryRate } from './signature-recovery.js';
 const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const CONNECTIONS = 50;
+const BATCH_SIZE = Math.min(100, Number(process.env.BENCH_BATCH_SIZE ?? 20));
 const PER_WALLET = Number(process.env.BENCH_ACTIONS_PER_WALLET ?? 400);
 const NETWORK = 'ons-bench';
 
@@ -207,6 +217,55 @@ async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], serv
   };
 }
 
+/**
+ * (d) the same signed actions through POST /ebus/actions/batch, `perRequest` consecutive
+ * actions of one wallet per request: what a client that batches gets from the same machine.
+ */
+async function loadBatch(
+  port: number,
+  lanes: { w: Wallet; bodies: string[] }[],
+  perRequest: number,
+  servicePid?: number,
+) {
+  const cpu0 = sampleCpu(servicePid);
+  const sockets = await Promise.all(lanes.map(() => RawLane.connect(port)));
+  const latencies: number[] = [];
+  let ok = 0;
+  let failed = 0;
+  const start = performance.now();
+  const deadline = start + PHASE_S * 1000;
+  await Promise.all(
+    lanes.map(async ({ w, bodies }, lane) => {
+      const headers = { authorization: `Bearer ${w.token}` };
+      for (let i = 0; i < bodies.length && performance.now() < deadline; i += perRequest) {
+        const chunk = bodies.slice(i, i + perRequest);
+        const t0 = performance.now();
+        const res = await sockets[lane]!.send(
+          RawLane.post('/ebus/actions/batch', headers, `{"actions":[${chunk.join(',')}]}`),
+        );
+        latencies.push(performance.now() - t0);
+        const applied =
+          res.status === 200 ? res.body.toString('utf8').split('"status":"applied"').length - 1 : 0;
+        ok += applied;
+        failed += chunk.length - applied;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const cpu = describeCpu(cpu0, sampleCpu(servicePid), ok, 'action');
+  for (const sock of sockets) sock.close();
+  latencies.sort((a, b) => a - b);
+  return {
+    ok,
+    failed,
+    seconds,
+    perSecond: Math.round(ok / seconds),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    cpu,
+  };
+}
+
 /** The committer alone: pre-verified actions straight into group commit, 50 concurrent. */
 async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<typeof makeOrg>>) {
   const config = loadConfig({ NETWORK_ID: NETWORK, DATABASE_URL: 'x' });
@@ -270,7 +329,6 @@ async function main() {
   try {
     await migrate(database.pool);
     if (process.env.BENCH_SETUP_SQL) await database.pool.query(process.env.BENCH_SETUP_SQL);
-    const phases = process.env.BENCH_PHASES ?? 'abc';
     const port = 20000 + Math.floor(Math.random() * 20000);
     const publicUrl = `http://127.0.0.1:${port}`;
     const tokens = new TokenService(database.db, systemClock, publicUrl);
@@ -280,6 +338,10 @@ async function main() {
     const ten = [];
     for (let i = 0; i < 10; i++) ten.push(await makeOrg(database, sessions, CONNECTIONS / 10));
     const raw = await makeOrg(database, sessions, CONNECTIONS);
+    const tenBatch = [];
+    for (let i = 0; i < 10; i++) {
+      tenBatch.push(await makeOrg(database, sessions, CONNECTIONS / 10));
+    }
 
     const signStart = performance.now();
     const lanesA = load1.wallets.map((w) => ({
@@ -289,6 +351,12 @@ async function main() {
     const lanesB = ten.flatMap((o) =>
       o.wallets.map((w) => ({ w, bodies: presign(w, o.templateId, PER_WALLET) })),
     );
+    const phases = process.env.BENCH_PHASES ?? 'abcd';
+    const lanesD = phases.includes('d')
+      ? tenBatch.flatMap((o) =>
+          o.wallets.map((w) => ({ w, bodies: presign(w, o.templateId, PER_WALLET * 3) })),
+        )
+      : [];
     console.log(
       `pre-signed ${(lanesA.length + lanesB.length) * PER_WALLET} actions in ${((performance.now() - signStart) / 1000).toFixed(1)} s (untimed)`,
     );
@@ -341,6 +409,11 @@ async function main() {
     const m1 = await committerTotals(port);
     const b = phases.includes('b') ? await load(port, lanesB, child.proc.pid) : skipped;
     const m2 = await committerTotals(port);
+    const d = phases.includes('d')
+      ? await loadBatch(port, lanesD, BATCH_SIZE, child.proc.pid)
+      : skipped;
+    const m3 = await committerTotals(port);
+    const groupD = describeGroups(m2, m3);
     const groupA = describeGroups(m0, m1);
     const groupB = describeGroups(m1, m2);
     child.proc.kill('SIGTERM');
@@ -362,6 +435,9 @@ async function main() {
     );
     console.log(
       `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}\n    group-commit ${c.cpu.replace('load generator', 'committer (node)')}`,
+    );
+    console.log(
+      `(d) ten orgs, POST /ebus/actions/batch (${BATCH_SIZE} actions of one wallet per request), ${lanesD.length} connections: ${fmt(d.perSecond)} actions/s (${d.ok} ok, ${d.failed} refused, ${d.seconds.toFixed(1)} s), p50 ${d.p50.toFixed(1)} ms, p99 ${d.p99.toFixed(1)} ms per request\n    ${groupD}\n    ${d.cpu}`,
     );
     console.log(
       `ratios: (a)/recovery ${(a.perSecond / recovery.perSecond).toFixed(2)}, (a)/group-commit ${(a.perSecond / c.perSecond).toFixed(2)}, (b)/(a) ${(b.perSecond / a.perSecond).toFixed(2)}`,
