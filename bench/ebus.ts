@@ -201,18 +201,30 @@ async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], serv
       }
     }),
   );
-  const seconds = (performance.now() - start) / 1000;
-  const cpu = describeCpu(cpu0, sampleCpu(servicePid), ok, 'action');
   await pool?.close();
   for (const sock of sockets) sock.close();
-  latencies.sort((a, b) => a - b);
+  return summarize({ ok, failed, latencies, start, cpu0, servicePid });
+}
+
+/** A phase's figures: actions/s, latency percentiles and CPU per action. */
+function summarize(r: {
+  ok: number;
+  failed: number;
+  latencies: number[];
+  start: number;
+  cpu0: ReturnType<typeof sampleCpu>;
+  servicePid: number | undefined;
+}) {
+  const seconds = (performance.now() - r.start) / 1000;
+  const cpu = describeCpu(r.cpu0, sampleCpu(r.servicePid), r.ok, 'action');
+  r.latencies.sort((a, b) => a - b);
   return {
-    ok,
-    failed,
+    ok: r.ok,
+    failed: r.failed,
     seconds,
-    perSecond: Math.round(ok / seconds),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
+    perSecond: Math.round(r.ok / seconds),
+    p50: percentile(r.latencies, 50),
+    p99: percentile(r.latencies, 99),
     cpu,
   };
 }
@@ -251,19 +263,8 @@ async function loadBatch(
       }
     }),
   );
-  const seconds = (performance.now() - start) / 1000;
-  const cpu = describeCpu(cpu0, sampleCpu(servicePid), ok, 'action');
   for (const sock of sockets) sock.close();
-  latencies.sort((a, b) => a - b);
-  return {
-    ok,
-    failed,
-    seconds,
-    perSecond: Math.round(ok / seconds),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    cpu,
-  };
+  return summarize({ ok, failed, latencies, start, cpu0, servicePid });
 }
 
 /** The committer alone: pre-verified actions straight into group commit, 50 concurrent. */

@@ -1,24 +1,9 @@
-import { createRequire } from 'node:module';
 import type * as Secp256k1 from 'secp256k1';
 import { keccak256 } from './keccak.js';
+import { loadNative } from './native.js';
 
-// The native libsecp256k1 binding only. `secp256k1/bindings` goes through node-gyp-build,
-// which throws when no compiled binary exists; we never fall back to the pure-JS
-// `elliptic` build (design.md §1: ~20x slower).
-function loadNativeSecp256k1(): typeof Secp256k1 {
-  const require = createRequire(import.meta.url);
-  try {
-    return require('secp256k1/bindings') as typeof Secp256k1;
-  } catch (err) {
-    throw new Error(
-      'native secp256k1 binding could not be loaded (secp256k1/bindings); ' +
-        'rebuild it with `npm rebuild secp256k1` — refusing to fall back to pure JS',
-      { cause: err },
-    );
-  }
-}
-
-const secp = loadNativeSecp256k1();
+// The native libsecp256k1 binding only (the pure-JS `elliptic` build is ~20x slower).
+const secp = loadNative<typeof Secp256k1>('secp256k1/bindings', 'secp256k1');
 
 export type RecoverResult = { ok: true; address: string } | { ok: false; reason: string };
 
