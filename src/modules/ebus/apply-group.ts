@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/pool.js';
-import type { RowRunner } from '../../db/prepared.js';
+import { rowsVia, type RowRunner } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import type { FeeService } from './fees.js';
@@ -113,19 +113,24 @@ function writePlanned(deps: ApplyDeps, planned: readonly Planned[], run: RowRunn
     [...templates.values()],
     deps.hooks.writes(planned.flatMap((p) => p.plan.applied)),
   );
-  return runGroupStatement((q) => run(q), statement);
+  return runGroupStatement(run, statement);
 }
 
-function remember(deps: ApplyDeps, p: Planned, balance: bigint) {
-  deps.cache.remember({
-    orgId: p.orgId,
-    balance,
-    nonces: p.plan.write.nonces.map((n) => [n.id, n.next_nonce]),
-    // Objects just acted on, not those just minted: most mints are not followed by an action
-    // of the same instance soon, and keeping every new object alive costs the collector.
-    objects: p.plan.write.changedObjects.map(({ expected_version: _, ...o }) => o),
-    templates: p.state.templates.values(),
-  });
+/** Records what committed shares left behind (their shares of one statement). */
+function remember(deps: ApplyDeps, planned: readonly Planned[], left: Map<string, bigint>) {
+  for (const p of planned) {
+    deps.cache.remember({
+      orgId: p.orgId,
+      balance: left.get(p.orgId)!,
+      nonces: p.plan.write.nonces.map((n) => [n.id, n.next_nonce]),
+      // Objects just acted on, not those just minted: most mints are not followed by an
+      // action of the same instance soon, and keeping every new object alive costs the
+      // collector.
+      objects: p.plan.write.changedObjects.map(({ expected_version: _, ...o }) => o),
+      // The shares of one statement read one template map: record it once.
+      templates: p === planned[0] ? p.state.templates.values() : [],
+    });
+  }
 }
 
 /**
@@ -185,7 +190,7 @@ async function applyOptimistic(
         lackingTemplates.length >
       0
     ) {
-      const read = await readGroupInputs((q) => deps.prepared(q), {
+      const read = await readGroupInputs(deps.prepared, {
         ...lacking,
         templates: lackingTemplates,
       });
@@ -214,11 +219,8 @@ async function applyOptimistic(
       if (plan.refused === 0) planned.push({ orgId, state, plan });
     }
     if (planned.length === 0) return done;
-    const left = await writePlanned(deps, planned, deps.prepared);
-    for (const p of planned) {
-      remember(deps, p, left.get(p.orgId)!);
-      done.set(p.orgId, p.plan.outcomes);
-    }
+    remember(deps, planned, await writePlanned(deps, planned, deps.prepared));
+    for (const p of planned) done.set(p.orgId, p.plan.outcomes);
     return done;
   } catch (err) {
     for (const s of shares) cache.forget(s.orgId, walletsOf(s.items), objectsOf(s.items));
@@ -243,7 +245,7 @@ async function applyLocked(
 ): Promise<ApplyOutcome[]> {
   try {
     const done = await deps.db.transaction((tx) => runLocked(tx, deps, orgId, items));
-    if (done.committed) remember(deps, done.committed.planned, done.committed.balance);
+    if (done.committed) remember(deps, [done.committed.planned], done.committed.left);
     return done.outcomes;
   } catch (err) {
     if (items.length > 1) {
@@ -263,7 +265,7 @@ async function applyLocked(
 
 interface LockedResult {
   outcomes: ApplyOutcome[];
-  committed: { planned: Planned; balance: bigint } | null;
+  committed: { planned: Planned; left: Map<string, bigint> } | null;
 }
 
 async function runLocked(
@@ -305,10 +307,6 @@ async function runLocked(
   const plan = planGroup(orgId, items, state, deps.checkCustom);
   if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };
   const planned = { orgId, state, plan };
-  const left = await writePlanned(
-    deps,
-    [planned],
-    async (q) => (await tx.execute(q)).rows as never,
-  );
-  return { outcomes: plan.outcomes, committed: { planned, balance: left.get(orgId)! } };
+  const left = await writePlanned(deps, [planned], rowsVia(tx));
+  return { outcomes: plan.outcomes, committed: { planned, left } };
 }

@@ -1,3 +1,4 @@
+import { isMint, objectIdOf } from './plan.js';
 import type { ApplyOutcome, VerifiedAction } from './types.js';
 
 export interface GroupCommitOptions {
@@ -21,10 +22,7 @@ interface Entry {
 }
 
 /** The object an action touches (a mint makes a new one, so none). */
-function objectOf(item: VerifiedAction): string | null {
-  const id = item.action.name === 'mint' ? undefined : item.action.params.object_id;
-  return typeof id === 'string' ? id : null;
-}
+const objectOf = (item: VerifiedAction): string | null => (isMint(item) ? null : objectIdOf(item));
 
 function add(m: Map<string, number>, key: string) {
   m.set(key, (m.get(key) ?? 0) + 1);

@@ -1,5 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
 import type { ObjectState, TemplateInfo } from './types.js';
 
@@ -85,10 +86,10 @@ export async function lockGroupInputs(
  * as a named prepared statement (`run`).
  */
 export async function readGroupInputs(
-  run: (query: SQL) => Promise<RawInputs[]>,
+  run: RowRunner,
   ids: { orgs: string[]; wallets: string[]; objects: string[]; templates: string[] },
 ): Promise<GroupInputs> {
-  const rows = await run(sql`
+  const rows = await run<RawInputs>(sql`
     SELECT ${balancesOf(ids.orgs)},
       (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
         FROM wallets WHERE id IN ${list(ids.wallets)}) AS wallets,

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import type { RowRunner } from '../../db/prepared.js';
 import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
 
 /**
@@ -163,11 +164,11 @@ export function groupStatement(
 
 /** The statement's balances by organization, or GroupGuardFailed when a guard aborted it. */
 export async function runGroupStatement(
-  run: (query: SQL) => Promise<{ balances: { id: string; balance: string }[] | null }[]>,
+  run: RowRunner,
   statement: SQL,
 ): Promise<Map<string, bigint>> {
   try {
-    const rows = await run(statement);
+    const rows = await run<{ balances: { id: string; balance: string }[] | null }>(statement);
     return new Map((rows[0]!.balances ?? []).map((b) => [b.id, BigInt(b.balance)]));
   } catch (err) {
     const e = err as {
