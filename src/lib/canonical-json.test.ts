@@ -49,3 +49,37 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson(undefined)).toThrow(/cannot encode/);
   });
 });
+
+describe('canonicalJson against the canonicalize package', () => {
+  // A reference implementation of RFC 8785, kept as a dev dependency for this comparison.
+  it('writes the same bytes for a thousand random JSON values', async () => {
+    const { default: reference } = await import('canonicalize');
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const chars = ['a', 'Z', '1', 'é', '€', '\u{1f600}', '"', '\\', '\n', '\u0001', '\ufb33', ' '];
+    const str = () =>
+      Array.from(
+        { length: Math.floor(rand() * 6) },
+        () => chars[Math.floor(rand() * chars.length)],
+      ).join('');
+    const num = () =>
+      [0, -0, 1, -1.5, 1e21, 1e-7, 333333333.33333329, 2 ** 53, rand() * 1e6, -rand()][
+        Math.floor(rand() * 10)
+      ]!;
+    const value = (depth: number): unknown => {
+      const k = Math.floor(rand() * (depth > 3 ? 4 : 6));
+      if (k === 0) return str();
+      if (k === 1) return num();
+      if (k === 2) return [null, true, false][Math.floor(rand() * 3)];
+      if (k === 3) return depth > 3 ? null : new Date(Math.floor(rand() * 2e12));
+      if (k === 4) return Array.from({ length: Math.floor(rand() * 4) }, () => value(depth + 1));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(rand() * 5) }, () => [str(), value(depth + 1)]),
+      );
+    };
+    for (let i = 0; i < 1000; i++) {
+      const v = value(0);
+      expect(canonicalJson(v)).toBe(reference(v));
+    }
+  });
+});

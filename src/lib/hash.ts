@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 
 /** SHA-256 digest. Strings are hashed as their UTF-8 bytes. */
@@ -8,7 +8,8 @@ export function sha256(data: string | Uint8Array): Buffer {
 
 /** `0x` + lowercase hex SHA-256 (design.md §3 "Hashes"). */
 export function sha256Hex(data: string | Uint8Array): string {
-  return `0x${createHash('sha256').update(data).digest('hex')}`;
+  // The one-shot form: about twice as fast as a Hash object for short inputs.
+  return `0x${hash('sha256', data, 'hex')}`;
 }
 
 /** `0x` + hex SHA-256 of the RFC 8785 canonical JSON of `value`. */

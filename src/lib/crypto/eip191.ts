@@ -16,9 +16,12 @@ export function eip191Digest(text: string): Uint8Array {
   return keccak256(Buffer.from(`${PREFIX}${message.length}`, 'latin1'), message);
 }
 
-/** A signature split for recovery: r ‖ s, the recovery id and the digest it signs. */
+/**
+ * A signature split for recovery: r ‖ s, the recovery id and the text it signs. The digest
+ * is taken where the recovery runs (on the recovery thread when there is one).
+ */
 export interface RecoveryInput {
-  digest: Uint8Array;
+  text: string;
   signature: Uint8Array;
   recid: number;
 }
@@ -43,14 +46,16 @@ export function recoveryInput(
   if (v === 27 || v === 28) recid = v - 27;
   else if (v === 0 || v === 1) recid = v;
   else return { ok: false, reason: 'signature v must be 27, 28, 0 or 1' };
-  return { ok: true, input: { digest: eip191Digest(text), signature: sig.subarray(0, 64), recid } };
+  // A copy with a buffer of its own: a view into Buffer's shared pool would take the whole
+  // pool with it when posted to the recovery thread.
+  return { ok: true, input: { text, signature: new Uint8Array(sig.subarray(0, 64)), recid } };
 }
 
 /** The lowercase `0x` address a prepared signature recovers, or null. */
 export function recoverAddress(input: RecoveryInput): string | null {
   let publicKey: Uint8Array;
   try {
-    publicKey = secp.ecdsaRecover(input.signature, input.recid, input.digest, false);
+    publicKey = secp.ecdsaRecover(input.signature, input.recid, eip191Digest(input.text), false);
   } catch {
     return null;
   }

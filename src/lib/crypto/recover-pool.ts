@@ -48,7 +48,7 @@ export class RecoverPool {
       return;
     }
     this.inFlight.push(b);
-    this.thread().postMessage(b.inputs.map((i) => [i.digest, i.signature, i.recid]));
+    this.thread().postMessage(b.inputs.map((i) => [i.text, i.signature, i.recid]));
   }
 
   private thread(): Worker {

@@ -1,5 +1,5 @@
 import { canonicalJson } from '../../lib/canonical-json.js';
-import { base64url, sha256 } from '../../lib/hash.js';
+import { base64url, sha256, sha256Hex } from '../../lib/hash.js';
 
 export interface ActionTextInput {
   /** Network id from config (`GET /public/network` → `network`). */
@@ -56,7 +56,7 @@ export function buildActionText(input: ActionTextInput): string {
 
 /** `0x` + hex SHA-256 of the UTF-8 action text: the action's hash. */
 export function actionHash(text: string): string {
-  return `0x${sha256(text).toString('hex')}`;
+  return sha256Hex(text);
 }
 
 /** The WebAuthn challenge for an action: base64url (no padding) of SHA-256(text). */
