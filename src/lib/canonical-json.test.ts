@@ -63,7 +63,7 @@ describe('canonicalJson against the canonicalize package', () => {
         () => chars[Math.floor(rand() * chars.length)],
       ).join('');
     const num = () =>
-      [0, -0, 1, -1.5, 1e21, 1e-7, 333333333.33333329, 2 ** 53, rand() * 1e6, -rand()][
+      [0, -0, 1, -1.5, 1e21, 1e-7, 333333333.3333333, 2 ** 53, rand() * 1e6, -rand()][
         Math.floor(rand() * 10)
       ]!;
     const value = (depth: number): unknown => {

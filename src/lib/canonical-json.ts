@@ -45,7 +45,9 @@ function encode(v: unknown, path: object[]): string | undefined {
       return fail('BigInt is not allowed');
     case 'object':
       return v === null ? 'null' : encodeObject(v, path);
-    default:
+    case 'undefined':
+    case 'function':
+    case 'symbol':
       return undefined;
   }
 }
