@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /** Every id prefix in one table (design.md §3). */
 export const ID_PREFIXES = {
@@ -27,7 +27,10 @@ export type IdKind = keyof typeof ID_PREFIXES;
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford base32, as ULID
 
 let lastTime = -1;
-let lastRandom = new Uint8Array(10);
+/** encodeTime(lastTime), kept: most ids of a busy process share their millisecond. */
+let lastTimeText = '';
+/** The random part of the last id, incremented in place within one millisecond. */
+const lastRandom = new Uint8Array(10);
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -50,12 +53,17 @@ function encode40(n: number): string {
   return out;
 }
 
+/** Bytes o..o+4 as one number below 2^40 (exact in a double). */
+function half(b: Uint8Array, o: number): number {
+  return (
+    b[o]! * 2 ** 32 + b[o + 1]! * 2 ** 24 + b[o + 2]! * 2 ** 16 + b[o + 3]! * 2 ** 8 + b[o + 4]!
+  );
+}
+
 /** 80 bits as 16 base32 characters (exported for its test). */
 export function encodeRandom(b: Uint8Array): string {
-  // 80 bits → 16 characters: two 40-bit halves, each exact in a double.
-  const half = (o: number) =>
-    b[o]! * 2 ** 32 + b[o + 1]! * 2 ** 24 + b[o + 2]! * 2 ** 16 + b[o + 3]! * 2 ** 8 + b[o + 4]!;
-  return encode40(half(0)) + encode40(half(5));
+  // 80 bits → 16 characters: two 40-bit halves.
+  return encode40(half(b, 0)) + encode40(half(b, 5));
 }
 
 /**
@@ -64,21 +72,20 @@ export function encodeRandom(b: Uint8Array): string {
  */
 export function ulid(now: number = Date.now()): string {
   if (now <= lastTime) {
-    const next = new Uint8Array(lastRandom);
-    for (let i = next.length - 1; i >= 0; i--) {
-      if (next[i] === 255) {
-        next[i] = 0;
+    for (let i = lastRandom.length - 1; i >= 0; i--) {
+      if (lastRandom[i] === 255) {
+        lastRandom[i] = 0;
       } else {
-        next[i] = next[i]! + 1;
+        lastRandom[i] = lastRandom[i]! + 1;
         break;
       }
     }
-    lastRandom = next;
-    return encodeTime(lastTime) + encodeRandom(next);
+    return lastTimeText + encodeRandom(lastRandom);
   }
   lastTime = now;
-  lastRandom = new Uint8Array(randomBytes(10));
-  return encodeTime(now) + encodeRandom(lastRandom);
+  lastTimeText = encodeTime(now);
+  randomFillSync(lastRandom);
+  return lastTimeText + encodeRandom(lastRandom);
 }
 
 export function newId(kind: IdKind, now?: number): string {

@@ -75,7 +75,10 @@ function mergeMetadata(
   return { ...current, ...change };
 }
 
-/** New hashes for `next`, chained to `prevIntegrityHash` through the action hash. */
+/**
+ * Sets new hashes on `next`, chained to `prev` through the action hash. `next` is a fresh
+ * object of the caller's (each action builds its next state anew), so it is filled in place.
+ */
 function rehash(
   next: ObjectState,
   template: TemplateInfo,
@@ -95,7 +98,7 @@ function rehash(
     prev,
     hash,
   );
-  return { ...next, ...h };
+  return Object.assign(next, h);
 }
 
 function withLocation(row: ObjectState, l: Location | null): ObjectState {
@@ -127,34 +130,32 @@ function mint(input: RuleInput): RuleResult {
     category: t.category,
     ...p.metadata,
   }) as ObjectState['metadata'];
-  const row: ObjectState = withLocation(
-    {
-      id: input.newObjectId,
-      organization_id: t.organization_id,
-      template_id: t.id,
-      owner: (p.owner ?? input.signerAddress).toLowerCase(),
-      metadata,
-      custom,
-      custom_hash: '',
-      latitude: null,
-      longitude: null,
-      geo_hash: null,
-      ownership_claimed: false,
-      is_redeemed: false,
-      is_dropped: false,
-      is_public: t.is_public,
-      nonce: 0,
-      version: 1,
-      state_hash: '',
-      content_hash: '',
-      integrity_hash: '',
-      prev_integrity_hash: GENESIS_HASH,
-      collection_id: p.collection_id ?? null,
-      created_at: input.now,
-      updated_at: input.now,
-    },
-    p.location ? toLocation(p.location) : null,
-  );
+  const location = p.location ? toLocation(p.location) : null;
+  const row: ObjectState = {
+    id: input.newObjectId,
+    organization_id: t.organization_id,
+    template_id: t.id,
+    owner: (p.owner ?? input.signerAddress).toLowerCase(),
+    metadata,
+    custom,
+    custom_hash: '',
+    latitude: location?.latitude ?? null,
+    longitude: location?.longitude ?? null,
+    geo_hash: location?.geo_hash ?? null,
+    ownership_claimed: false,
+    is_redeemed: false,
+    is_dropped: false,
+    is_public: t.is_public,
+    nonce: 0,
+    version: 1,
+    state_hash: '',
+    content_hash: '',
+    integrity_hash: '',
+    prev_integrity_hash: GENESIS_HASH,
+    collection_id: p.collection_id ?? null,
+    created_at: input.now,
+    updated_at: input.now,
+  };
   return { ok: true, next: rehash(row, t, GENESIS_HASH, input.actionHash) };
 }
 

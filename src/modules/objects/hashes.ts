@@ -1,4 +1,5 @@
-import { hashJson } from '../../lib/hash.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
+import { hashJson, sha256Hex } from '../../lib/hash.js';
 
 /** The hash an object's chain starts from: its mint has no previous state. */
 export const GENESIS_HASH = '0x' + '0'.repeat(64);
@@ -53,6 +54,20 @@ export interface ObjectHashes {
 }
 
 /**
+ * The canonical JSON of a template's faces, remembered per faces array: every object of a
+ * template hashes the same faces, which may be long (their content), on every action.
+ */
+const facesText = new WeakMap<Face[], string>();
+function facesJson(faces: Face[]): string {
+  let text = facesText.get(faces);
+  if (text === undefined) {
+    text = canonicalJson(faces);
+    facesText.set(faces, text);
+  }
+  return text;
+}
+
+/**
  * The hash fields of design.md §5, each SHA-256 over RFC 8785 canonical JSON:
  * custom_hash = H(custom); content_hash = H({metadata, faces});
  * state_hash = H({owner, location, custom_hash, is_redeemed, is_dropped});
@@ -66,7 +81,10 @@ export function computeObjectHashes(
   actionHash: string,
 ): ObjectHashes {
   const custom_hash = hashJson(state.custom);
-  const content_hash = hashJson({ metadata: state.metadata, faces: state.faces });
+  // = hashJson({metadata, faces}): the keys in canonical order, the faces' text remembered.
+  const content_hash = sha256Hex(
+    `{"faces":${facesJson(state.faces)},"metadata":${canonicalJson(state.metadata)}}`,
+  );
   const state_hash = hashJson({
     owner: state.owner,
     location: state.location,
