@@ -118,8 +118,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     (httpPart === 'body' ? bodyAjv : textAjv).compile(schema),
   );
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Hooks that never wait take the callback form: no promise and no extra turn per request.
+  app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
+    done();
   });
 
   // While shutting down, answers in flight close their keep-alive connection, so the
@@ -128,8 +130,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) void reply.header('connection', 'close');
+    done(null, payload);
   });
   // Kept by reference and read late: a plugin's own onRoute hook may still change the config.
   const routes: RouteOptions[] = [];

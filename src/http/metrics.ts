@@ -51,7 +51,7 @@ export function registerMetrics(
     },
   });
 
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const labels = {
       method: req.method,
       route: req.routeOptions.url ?? 'unmatched',
@@ -59,6 +59,7 @@ export function registerMetrics(
     };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {
