@@ -145,9 +145,10 @@ async function committerTotals(port: number): Promise<Record<string, number>> {
     out[m[1]!] = Number(m[2]);
   }
   for (const m of text.matchAll(
-    /^http_request_duration_seconds_(sum|count)\{[^}]*route="\/ebus\/execute",status="200"\} ([0-9.e+-]+)$/gm,
+    /^http_request_duration_seconds_(sum|count)\{[^}]*route="\/ebus\/(?:execute|actions\/batch)",status="200"\} ([0-9.e+-]+)$/gm,
   )) {
-    out[`http_${m[1]!}`] = Number(m[2]);
+    // Phases (a) and (b) use only execute, (d) only batch: the two add up per phase.
+    out[`http_${m[1]!}`] = (out[`http_${m[1]!}`] ?? 0) + Number(m[2]);
   }
   return out;
 }
