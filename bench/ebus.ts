@@ -134,7 +134,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 }
 
-/** Runs one sequential request loop per wallet until the bodies or the time run out. */
 /** The service's group committer totals, read from its /metrics. */
 async function committerTotals(port: number): Promise<Record<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -166,6 +165,7 @@ function describeGroups(from: Record<string, number>, to: Record<string, number>
 /** BENCH_CLIENT=undici uses undici's Pool instead of the raw keep-alive client. */
 const CLIENT = process.env.BENCH_CLIENT === 'undici' ? 'undici' : 'raw';
 
+/** Runs one sequential request loop per wallet until the bodies or the time run out. */
 async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], servicePid?: number) {
   const cpu0 = sampleCpu(servicePid);
   const pool =

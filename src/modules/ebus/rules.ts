@@ -101,9 +101,11 @@ function rehash(
   return Object.assign(next, h);
 }
 
-function withLocation(row: ObjectState, l: Location | null): ObjectState {
+/** An object's location columns for a place, or none. */
+function locationColumns(
+  l: Location | null,
+): Pick<ObjectState, 'latitude' | 'longitude' | 'geo_hash'> {
   return {
-    ...row,
     latitude: l?.latitude ?? null,
     longitude: l?.longitude ?? null,
     geo_hash: l?.geo_hash ?? null,
@@ -130,7 +132,6 @@ function mint(input: RuleInput): RuleResult {
     category: t.category,
     ...p.metadata,
   }) as ObjectState['metadata'];
-  const location = p.location ? toLocation(p.location) : null;
   const row: ObjectState = {
     id: input.newObjectId,
     organization_id: t.organization_id,
@@ -139,9 +140,7 @@ function mint(input: RuleInput): RuleResult {
     metadata,
     custom,
     custom_hash: '',
-    latitude: location?.latitude ?? null,
-    longitude: location?.longitude ?? null,
-    geo_hash: location?.geo_hash ?? null,
+    ...locationColumns(p.location ? toLocation(p.location) : null),
     ownership_claimed: false,
     is_redeemed: false,
     is_dropped: false,
@@ -204,10 +203,11 @@ function change(input: RuleInput): ObjectState | AppError {
     case 'redeem':
       return { ...o, is_redeemed: true };
     case 'drop':
-      return withLocation(
-        { ...o, is_dropped: true },
-        toLocation((input.params as DropParams).location),
-      );
+      return {
+        ...o,
+        is_dropped: true,
+        ...locationColumns(toLocation((input.params as DropParams).location)),
+      };
     case 'pickup':
       // The picker becomes the owner; the object keeps the place it was found at.
       return { ...o, owner: input.signerAddress, is_dropped: false };
