@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember } from './helpers/fixtures.js';
+import { vectorPath } from './support/vectors.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import {
   createPasskeySigner,
@@ -48,7 +49,7 @@ async function mint(signer: EoaSigner, templateId: string, nonce = 0, extra = {}
 
 describe('the shared action-text vector', () => {
   it('prepare reproduces its text, hash and challenge, and execute accepts its signature', async () => {
-    const vector = JSON.parse(readFileSync('/work/shared/vectors/action-text.json', 'utf8'));
+    const vector = JSON.parse(readFileSync(vectorPath('action-text.json'), 'utf8'));
     svc.clock.set('2026-11-30T23:50:00.000Z');
     const orgId = vector.organization_id as string;
     const now = svc.clock.now();

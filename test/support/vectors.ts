@@ -1,14 +1,7 @@
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/**
- * The path of a shared test vector (shared/vectors/<name>), which sits beside the
- * checkout: /work/shared for /work/main, one level further up from a worktree (/work/wt/x).
- */
-export function sharedVectorPath(name: string): string {
-  for (const up of ['../../../', '../../../../']) {
-    const path = fileURLToPath(new URL(`${up}shared/vectors/${name}`, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error(`shared/vectors/${name} not found above the checkout`);
+/** The path of a test vector kept in the repository (test/vectors/<name>, see its README). */
+export function vectorPath(name: string): string {
+  return fileURLToPath(new URL(`../vectors/${name}`, import.meta.url));
 }
+

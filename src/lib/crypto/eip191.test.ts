@@ -4,10 +4,10 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { hashMessage, recoverMessageAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { sharedVectorPath } from '../../../test/support/vectors.js';
+import { vectorPath } from '../../../test/support/vectors.js';
 import { eip191Digest, recoverEip191Address } from './eip191.js';
 
-const vector = JSON.parse(readFileSync(sharedVectorPath('action-text.json'), 'utf8')) as {
+const vector = JSON.parse(readFileSync(vectorPath('action-text.json'), 'utf8')) as {
   address: string;
   text: string;
   eip191_signature: string;
