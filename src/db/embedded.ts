@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { embeddedBinaryDir, letPostgresReach } from './postgres-access.js';
 
 export interface EmbeddedServer {
   url: string;
@@ -99,6 +100,7 @@ export async function startEmbedded(
   await mkdir(dataDir, { recursive: true });
   // PostgreSQL runs as the `postgres` user when we are root; it must reach its directory.
   await chmod(dataDir, 0o755).catch(() => undefined);
+  await letPostgresReach([dataDir, await embeddedBinaryDir()], log);
   const pgDir = path.join(dataDir, 'postgres');
   const running = await findRunning(pgDir);
   if (running) {

@@ -4,4 +4,3 @@ import { fileURLToPath } from 'node:url';
 export function vectorPath(name: string): string {
   return fileURLToPath(new URL(`../vectors/${name}`, import.meta.url));
 }
-
