@@ -85,7 +85,8 @@ export class SignatureVerifier {
     const credential = input.signature.credential as unknown as AuthenticationResponseJSON;
     const row = await findSigner(this.db, input.orgId, wallet, 'passkey', credential.id);
     if (!row.wallet_id) return fail(unauthenticated(`unknown wallet ${wallet}`));
-    if (!row.cred_id || !row.public_key) return fail(unauthenticated('unknown passkey'));
+    if (!row.cred_id || !row.public_key)
+      return fail(unauthenticated('the signature comes from an unknown or removed passkey'));
     if (row.cred_wallet_id !== row.wallet_id) {
       return fail(forbidden('the passkey belongs to another wallet'));
     }
