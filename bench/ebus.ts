@@ -307,6 +307,7 @@ async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<ty
           hash: actionHash(text),
           signature: { type: 'eoa', signature: '0x' },
           passkey: null,
+          credential: null,
           maxFeeWei: null,
         };
         const out = await ebus.committer.submit(v);

@@ -104,11 +104,15 @@ export class EoaService {
     return this.db.transaction(async (tx) => {
       const linked = await repo.findCredentialByExternalId(tx, 'eoa', address);
       let walletId = linked?.wallet_id;
-      if (!walletId) {
+      let credentialId = linked?.id;
+      if (!walletId || !credentialId) {
         walletId = (await this.accounts.createWallet(tx, { address })).id;
-        await this.addCredential(tx, walletId, address);
+        credentialId = await this.addCredential(tx, walletId, address);
       }
-      return this.accounts.signIn(tx, walletId, input.organization_id, client);
+      return this.accounts.signIn(tx, walletId, input.organization_id, {
+        ...client,
+        credentialId,
+      });
     });
   }
 

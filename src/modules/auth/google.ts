@@ -76,8 +76,10 @@ export class GoogleSignIn {
     const { sub, email } = await this.verifyIdToken(input.id_token);
     return this.db.transaction(async (tx) => {
       const now = this.clock.now();
-      let walletId = (await repo.findCredentialByExternalId(tx, 'google', sub))?.wallet_id;
-      if (!walletId) {
+      const linked = await repo.findCredentialByExternalId(tx, 'google', sub);
+      let walletId = linked?.wallet_id;
+      let credentialId = linked?.id;
+      if (!walletId || !credentialId) {
         const existing = await repo.findWallet(tx, { email });
         if (existing && !existing.email_confirmed_at) {
           // Linking to an account whose email nobody proved would hand it to whoever made
@@ -89,8 +91,9 @@ export class GoogleSignIn {
         walletId =
           existing?.id ??
           (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
+        credentialId = newId('credential');
         await repo.insertCredential(tx, {
-          id: newId('credential'),
+          id: credentialId,
           walletId,
           type: 'google',
           label: email,
@@ -98,7 +101,10 @@ export class GoogleSignIn {
           now,
         });
       }
-      return this.accounts.signIn(tx, walletId, input.organization_id, client);
+      return this.accounts.signIn(tx, walletId, input.organization_id, {
+        ...client,
+        credentialId,
+      });
     });
   }
 }

@@ -52,6 +52,6 @@ export function createIdentity(deps: {
     passkeys: new PasskeyService(db, clock, accounts, config.webauthn, logger),
     eoa: new EoaService(db, clock, accounts, config.publicUrl),
     google: new GoogleSignIn(db, clock, accounts, config.google, logger),
-    wallets: new WalletService(db, clock, accounts),
+    wallets: new WalletService(db, clock, accounts, sessions),
   };
 }

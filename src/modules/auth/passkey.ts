@@ -96,8 +96,8 @@ export class PasskeyService {
     const verified = await this.verifyRegistration(credential, challenge);
     return this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {});
-      await this.saveCredential(tx, wallet.id, verified);
-      return this.accounts.signIn(tx, wallet.id, orgId, client);
+      const credentialId = await this.saveCredential(tx, wallet.id, verified);
+      return this.accounts.signIn(tx, wallet.id, orgId, { ...client, credentialId });
     });
   }
 
@@ -149,7 +149,10 @@ export class PasskeyService {
     }
     return this.db.transaction(async (tx) => {
       await repo.updateSignCount(tx, stored.id, newCounter);
-      return this.accounts.signIn(tx, stored.wallet_id, orgId, client);
+      return this.accounts.signIn(tx, stored.wallet_id, orgId, {
+        ...client,
+        credentialId: stored.id,
+      });
     });
   }
 

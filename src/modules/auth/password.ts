@@ -68,8 +68,13 @@ export class PasswordLogin {
       throw unauthenticated('wrong email, phone number or password');
     }
     await this.throttle.recordSuccess(accountKey);
-    return this.db.transaction((tx) =>
-      this.accounts.signIn(tx, wallet.id, input.organization_id, client),
-    );
+    return this.db.transaction(async (tx) => {
+      const creds = await repo.listCredentials(tx, wallet.id);
+      const credentialId = creds.find((c) => c.type === 'password')?.id;
+      return this.accounts.signIn(tx, wallet.id, input.organization_id, {
+        ...client,
+        credentialId,
+      });
+    });
   }
 }

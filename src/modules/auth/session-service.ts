@@ -23,6 +23,10 @@ export interface SessionInput {
   orgId: string | null;
   device?: string;
   ip?: string;
+  /** The credential that proved this sign-in (none for a code): removing it ends the session. */
+  credentialId?: string;
+  /** The session this one continues (an organization switch): it was opened by the same. */
+  continues?: string;
 }
 
 /** How long a verified session state is trusted before it is read again (≤ 5 s). */
@@ -61,10 +65,14 @@ export class SessionService {
     const sessionId = newId('session');
     const refreshToken = newRefreshToken();
     const now = this.clock.now();
-    await exec.execute(sql`INSERT INTO sessions
-      (id, wallet_id, organization_id, refresh_token_hash, device, ip, last_used_at, created_at)
+    const credentialId = input.continues
+      ? sql`(SELECT credential_id FROM sessions WHERE id = ${input.continues})`
+      : sql`${input.credentialId ?? null}`;
+    await exec.execute(sql`INSERT INTO sessions (id, wallet_id, organization_id,
+        refresh_token_hash, device, ip, credential_id, last_used_at, created_at)
       VALUES (${sessionId}, ${input.walletId}, ${input.orgId}, ${hashToken(refreshToken)},
-              ${(input.device ?? '').slice(0, 256)}, ${input.ip ?? null}, ${now}, ${now})`);
+              ${(input.device ?? '').slice(0, 256)}, ${input.ip ?? null}, ${credentialId},
+              ${now}, ${now})`);
     return this.tokenResponse(exec, sessionId, input.walletId, input.orgId, refreshToken);
   }
 

@@ -132,6 +132,33 @@ export class SessionManager {
     return this.endWhere(sql`wallet_id = ${walletId}${keep}`, reason, exec);
   }
 
+  /**
+   * Ends the live sessions a credential opened (it is being removed), but `keepSessionId`,
+   * the one removing it. Answers their ids, for `forget` once the transaction committed.
+   */
+  async endOpenedWith(
+    exec: Executor,
+    walletId: string,
+    credentialId: string,
+    keepSessionId: string | null,
+  ): Promise<string[]> {
+    const keep = keepSessionId ? sql` AND id <> ${keepSessionId}` : sql``;
+    const rows = await this.endWhere(
+      sql`wallet_id = ${walletId} AND credential_id = ${credentialId}${keep}`,
+      'credential_removed',
+      exec,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Forgets sessions ended inside a transaction, after it committed: a check that ran
+   * between the end and the commit read them live and may have cached that.
+   */
+  forget(sessionIds: readonly string[]): void {
+    for (const id of sessionIds) this.sessions.invalidate(id);
+  }
+
   async list(auth: AuthContext, q: ListQuery): Promise<Page<SessionView>> {
     const p = parseList(q, LIST);
     const conds: (SQL | undefined)[] = [

@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
-import { lockGroupInputs, readGroupInputs } from './group-read.js';
+import { liveCredentials, lockGroupInputs, readGroupInputs } from './group-read.js';
 import {
   groupStatement,
   GroupGuardFailed,
@@ -103,6 +103,7 @@ function writePlanned(deps: ApplyDeps, planned: readonly Planned[], run: RowRunn
     logs: planned.flatMap((p) => p.plan.write.logs),
     nonces: planned.flatMap((p) => p.plan.write.nonces),
     signCounts: planned.flatMap((p) => p.plan.write.signCounts),
+    credentials: planned.flatMap((p) => p.plan.write.credentials),
   };
   const templates = new Map<string, TemplateInfo>();
   for (const p of planned) for (const t of p.state.templates.values()) templates.set(t.id, t);
@@ -289,6 +290,12 @@ async function runLocked(
       committed: null,
     };
   }
+  // A statement of its own, after the wallets are locked: a removal holds the wallet's lock
+  // until it commits, and only a new statement's snapshot sees what it committed.
+  const live = await liveCredentials(
+    tx,
+    items.flatMap((i) => (i.credential ? [{ walletId: i.walletId, ...i.credential }] : [])),
+  );
   const objects = new Map((await lockObjects(tx, objectsOf(items))).map((o) => [o.id, o]));
   const templates = new Map(inputs.templates.map((t) => [t.id, t]));
   const missingTemplates = unique([...objects.values()].map((o) => o.template_id)).filter(
@@ -303,6 +310,7 @@ async function runLocked(
     objects,
     templates,
     roles: await findRoles(tx, crossOrgMints(orgId, items, templates)),
+    liveCredentials: live,
   };
   const plan = planGroup(orgId, items, state, deps.checkCustom);
   if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };

@@ -19,6 +19,7 @@ function action(walletId: string, nonce: number, objectId?: string): VerifiedAct
     hash: `${walletId}:${nonce}`,
     signature: { type: 'eoa', signature: '0x' },
     passkey: null,
+    credential: null,
     maxFeeWei: null,
   };
 }

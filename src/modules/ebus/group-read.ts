@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
-import type { ObjectState, TemplateInfo } from './types.js';
+import { credentialKey } from './plan.js';
+import type { ObjectState, SigningCredential, TemplateInfo } from './types.js';
 
 /**
  * What a group's checks read before they run (design.md §8): the paying organizations'
@@ -101,4 +102,34 @@ export async function readGroupInputs(
           OR id IN (SELECT template_id FROM objects WHERE id IN ${list(ids.objects)})) t)
         AS templates`);
   return parseGroupInputs(rows[0]!);
+}
+
+/**
+ * Which of these signing credentials are still live and their wallet's, as
+ * `credentialKey`s. The locked path calls it once the wallets are locked (a removal locks
+ * its wallet too); no credentials, no query.
+ */
+export async function liveCredentials(
+  tx: Executor,
+  creds: readonly (SigningCredential & { walletId: string })[],
+): Promise<Set<string>> {
+  if (creds.length === 0) return new Set();
+  const pairs = creds.map((c) => ({
+    wallet_id: c.walletId,
+    type: c.type,
+    external_id: c.externalId,
+  }));
+  const { rows } = await tx.execute<{
+    wallet_id: string;
+    type: 'eoa' | 'passkey';
+    external_id: string;
+  }>(sql`
+    SELECT c.wallet_id, c.type, c.external_id FROM credentials c
+    JOIN jsonb_to_recordset(${JSON.stringify(pairs)}::jsonb)
+      AS r(wallet_id text, type text, external_id text)
+      ON c.type = r.type AND c.external_id = r.external_id AND c.wallet_id = r.wallet_id
+    WHERE c.removed_at IS NULL`);
+  return new Set(
+    rows.map((r) => credentialKey(r.wallet_id, { type: r.type, externalId: r.external_id })),
+  );
 }

@@ -7,10 +7,12 @@ import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
  * log rows, wallet nonces, passkey sign counts, the hooks' rows (batches, webhooks), the
  * debit of the organization's balance and the ledger rows. Every write that depends on state
  * read earlier is guarded by it (a wallet's nonce, an object's version, a template's
- * content, a balance that covers the fees) and `ons_group_guard` (migration 0010) aborts
- * the whole statement when a guard did not hold, so the group commits completely or not at
- * all: the locked path reads under row locks and its guards always hold; the optimistic
- * path reads from caches and falls back to the locked path when one does not.
+ * content, a balance that covers the fees, the signing credentials not removed: a removal
+ * reaches every process at once, whatever they remember) and `ons_group_guard` (migrations
+ * 0010, 0013) aborts the whole statement when a guard did not hold, so the group commits
+ * completely or not at all: the locked path reads under row locks and its guards always
+ * hold; the optimistic path reads from caches and falls back to the locked path when one
+ * does not.
  */
 
 export interface GroupWrite {
@@ -26,6 +28,8 @@ export interface GroupWrite {
   })[];
   nonces: { id: string; expected: number; next_nonce: number }[];
   signCounts: { id: string; sign_count: number }[];
+  /** The credentials that signed (each once); all must still be live and their wallet's. */
+  credentials: { wallet_id: string; type: string; external_id: string }[];
 }
 
 /** What one organization pays for its share of a group. */
@@ -129,6 +133,12 @@ export function groupStatement(
           AND t.name = r.name AND t.description = r.description AND t.category = r.category
           AND t.faces = r.faces AND t.actions = r.actions AND t.is_public = r.is_public
           AND t.custom_schema IS NOT DISTINCT FROM r.custom_schema
+    ), credentials_live AS (
+      SELECT count(*) AS n FROM credentials c
+      JOIN jsonb_to_recordset(${json(w.credentials)}) AS r(wallet_id text, type text,
+        external_id text)
+        ON c.type = r.type AND c.external_id = r.external_id AND c.wallet_id = r.wallet_id
+      WHERE c.removed_at IS NULL
     )${sql.join(hookCtes)}, fees AS (
       SELECT * FROM jsonb_to_recordset(${json(fees)}) AS r(id text, total numeric)
     ), payers AS (
@@ -156,7 +166,8 @@ export function groupStatement(
         (SELECT count(*) FROM nonces) = ${w.nonces.length}::int,
         (SELECT count(*) FROM changed_objects) = ${w.changedObjects.length}::int,
         (SELECT n FROM templates_unchanged) = ${templates.length}::int,
-        (SELECT count(*) FROM debit) = ${fees.length}::int
+        (SELECT count(*) FROM debit) = ${fees.length}::int,
+        (SELECT n FROM credentials_live) = ${w.credentials.length}::int
       ) AS ok,
       (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text)) FROM debit)
         AS balances`;

@@ -1,4 +1,4 @@
-import { AppError, Code, notFound } from '../../lib/errors.js';
+import { AppError, Code, notFound, unauthenticated } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, type Role } from '../../lib/permissions.js';
 import { toObjectRecord } from '../objects/record.js';
@@ -10,6 +10,7 @@ import type {
   AppliedAction,
   ApplyOutcome,
   ObjectState,
+  SigningCredential,
   TemplateInfo,
   VerifiedAction,
 } from './types.js';
@@ -29,6 +30,11 @@ export interface GroupState {
   templates: ReadonlyMap<string, TemplateInfo>;
   /** Roles of signers in other organizations whose templates they mint, `${org} ${wallet}`. */
   roles: ReadonlyMap<string, string>;
+  /**
+   * The signing credentials still live, by `credentialKey`: read under the wallets' locks
+   * on the locked path. The optimistic path leaves it out and the statement guards them.
+   */
+  liveCredentials?: ReadonlySet<string>;
 }
 
 /** A group's checks done: who is refused, and what the accepted actions write. */
@@ -39,6 +45,13 @@ export interface GroupPlan {
   write: GroupWrite;
   charge: Omit<GroupCharge, 'orgId'>;
 }
+
+/** A signing credential of a wallet, as one string (GroupState.liveCredentials). */
+export const credentialKey = (walletId: string, c: SigningCredential): string =>
+  `${walletId} ${c.type} ${c.externalId}`;
+
+export const removedCredential = (): AppError =>
+  unauthenticated('the signature comes from a credential that was removed');
 
 export const isMint = (v: VerifiedAction): boolean => v.action.name === 'mint';
 
@@ -105,9 +118,11 @@ export function planGroup(
     logs: [],
     nonces: [],
     signCounts: [],
+    credentials: [],
   };
   const ledger: GroupCharge['ledger'] = [];
   const changed = new Map<string, number>(); // object id → version before the group
+  const signers = new Set<string>(); // credential keys already in write.credentials
   let refused = 0;
 
   // Arrival order, except that an action whose nonce is ahead waits (within the group) for
@@ -124,6 +139,11 @@ export function planGroup(
     const next = expected.get(item.walletId);
     if (next === undefined) {
       refuse(notFound('wallet'));
+      continue;
+    }
+    const live = state.liveCredentials;
+    if (item.credential && live && !live.has(credentialKey(item.walletId, item.credential))) {
+      refuse(removedCredential());
       continue;
     }
     if (item.action.nonce > next) {
@@ -224,6 +244,17 @@ export function planGroup(
         id: item.passkey.credentialId,
         sign_count: item.passkey.newSignCount,
       });
+    }
+    if (item.credential) {
+      const key = credentialKey(item.walletId, item.credential);
+      if (!signers.has(key)) {
+        signers.add(key);
+        write.credentials.push({
+          wallet_id: item.walletId,
+          type: item.credential.type,
+          external_id: item.credential.externalId,
+        });
+      }
     }
     const a: AppliedAction = { organizationId: orgId, log, object: toObjectRecord(obj) };
     applied.push(a);

@@ -23,6 +23,8 @@ import type { SignatureVerifier } from './verify.js';
 
 /** How long a prepared action stays valid for signing. */
 export const PREPARE_TTL_MS = 10 * 60 * 1000;
+/** How far ahead an action may expire: a signed action is not a standing order. */
+export const MAX_EXPIRES_AHEAD_MS = 24 * 60 * 60 * 1000;
 /** Bound on an object's custom data (canonical JSON bytes). */
 const MAX_CUSTOM_BYTES = 16 * 1024;
 
@@ -190,7 +192,13 @@ export class EbusService {
         { field: 'action.expires', reason: 'date-time' },
       ]);
     }
-    if (expiresMs <= this.deps.clock.now().getTime()) {
+    const nowMs = this.deps.clock.now().getTime();
+    if (expiresMs > nowMs + MAX_EXPIRES_AHEAD_MS) {
+      throw invalid('action.expires is more than 24 hours ahead', [
+        { field: 'action.expires', reason: 'at most 24 hours after now' },
+      ]);
+    }
+    if (expiresMs <= nowMs) {
       throw failedPrecondition(`the action expired at ${action.expires}`);
     }
     let text: string;
@@ -220,6 +228,7 @@ export class EbusService {
       hash: actionHash(text),
       signature: body.signature,
       passkey: result.signer.passkey,
+      credential: result.signer.credential,
       maxFeeWei: body.max_fee_wei !== undefined ? BigInt(body.max_fee_wei) : null,
     };
   }

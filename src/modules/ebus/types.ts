@@ -13,6 +13,16 @@ export interface ActionData {
   expires: string;
 }
 
+/**
+ * The removable credential behind a signature: a linked EOA or a passkey. The EOA that is
+ * the wallet's own address is never removed and is not named.
+ */
+export interface SigningCredential {
+  type: 'eoa' | 'passkey';
+  /** Lowercase 0x address, or the passkey's credential id (base64url). */
+  externalId: string;
+}
+
 /** An action whose schema, expiry and signature have been checked (outside any transaction). */
 export interface VerifiedAction {
   /** The caller's organization: it pays the fee and owns the log row. */
@@ -28,6 +38,8 @@ export interface VerifiedAction {
   signature: SignatureBody;
   /** For a passkey signature: the credential row and its new sign count. */
   passkey: { credentialId: string; newSignCount: number } | null;
+  /** Checked again where the action is applied: its removal since verification refuses it. */
+  credential: SigningCredential | null;
   maxFeeWei: bigint | null;
 }
 

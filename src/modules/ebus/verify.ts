@@ -10,12 +10,14 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { webauthnChallenge } from './action-text.js';
 import { findSigner, type SignerRow } from './repo.js';
 import type { SignatureBody } from './schema.js';
+import type { SigningCredential } from './types.js';
 
 export interface Signer {
   walletId: string;
   walletAddress: string;
   role: Role;
   passkey: { credentialId: string; newSignCount: number } | null;
+  credential: SigningCredential | null;
 }
 
 export type VerifyResult = { ok: true; signer: Signer } | { ok: false; error: AppError };
@@ -29,9 +31,11 @@ export interface VerifyInput {
 }
 
 /**
- * How long an EOA signer lookup (wallet, credential, membership) is trusted. Same bound as
- * session checks (docs/decisions.md): a removed credential or membership stops signing
- * within 5 s everywhere. Passkeys are always read fresh (their sign count moves).
+ * How long an EOA signer lookup (wallet, credential, membership) is trusted. A removed
+ * credential cannot outlive it: the group statement checks every signing credential again
+ * where the action is applied (group-write.ts). A removed membership stops signing within
+ * 5 s everywhere, like session checks (docs/decisions.md). Passkeys are always read fresh
+ * (their sign count moves).
  */
 const SIGNER_CACHE_MS = 4_000;
 
@@ -72,13 +76,17 @@ export class SignatureVerifier {
             : unauthenticated('the signature does not come from a credential of this wallet'),
         );
       }
-      return this.member(row, null);
+      // The wallet's own address is never removed; a linked EOA may be.
+      const credential =
+        recovered === wallet ? null : { type: 'eoa' as const, externalId: recovered };
+      return this.member(row, null, credential);
     }
 
     const credential = input.signature.credential as unknown as AuthenticationResponseJSON;
     const row = await findSigner(this.db, input.orgId, wallet, 'passkey', credential.id);
     if (!row.wallet_id) return fail(unauthenticated(`unknown wallet ${wallet}`));
-    if (!row.cred_id || !row.public_key) return fail(unauthenticated('unknown passkey'));
+    if (!row.cred_id || !row.public_key)
+      return fail(unauthenticated('the signature comes from an unknown or removed passkey'));
     if (row.cred_wallet_id !== row.wallet_id) {
       return fail(forbidden('the passkey belongs to another wallet'));
     }
@@ -98,16 +106,30 @@ export class SignatureVerifier {
       signCount: row.sign_count ?? 0,
     });
     if (!res.ok) return fail(unauthenticated(`invalid passkey signature: ${res.reason}`));
-    return this.member(row, { credentialId: row.cred_id, newSignCount: res.newSignCount });
+    return this.member(
+      row,
+      { credentialId: row.cred_id, newSignCount: res.newSignCount },
+      { type: 'passkey', externalId: credential.id },
+    );
   }
 
-  private member(row: SignerRow, passkey: Signer['passkey']): VerifyResult {
+  private member(
+    row: SignerRow,
+    passkey: Signer['passkey'],
+    credential: SigningCredential | null,
+  ): VerifyResult {
     if (!row.role || !isRole(row.role)) {
       return fail(forbidden(`wallet ${row.address} is not an active member of this organization`));
     }
     return {
       ok: true,
-      signer: { walletId: row.wallet_id!, walletAddress: row.address!, role: row.role, passkey },
+      signer: {
+        walletId: row.wallet_id!,
+        walletAddress: row.address!,
+        role: row.role,
+        passkey,
+        credential,
+      },
     };
   }
 

@@ -167,6 +167,7 @@ export class OrganizationService {
         orgId,
         device: client.device,
         ip: client.ip,
+        continues: auth.sessionId ?? undefined,
       });
     });
   }

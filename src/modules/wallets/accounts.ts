@@ -11,6 +11,8 @@ import * as repo from './repo.js';
 export interface ClientContext {
   device?: string;
   ip?: string;
+  /** The credential that proved the sign-in (none for a code): removing it ends the session. */
+  credentialId?: string;
 }
 
 export interface NewAccount {
@@ -33,8 +35,11 @@ export class Accounts {
     private readonly sessions: SessionService,
   ) {}
 
-  /** A new wallet (and its password credential when it has a password). */
-  async createWallet(tx: Executor, input: NewAccount): Promise<{ id: string; address: string }> {
+  /** A new wallet (and its password credential, `credentialId`, when it has a password). */
+  async createWallet(
+    tx: Executor,
+    input: NewAccount,
+  ): Promise<{ id: string; address: string; credentialId?: string }> {
     const id = newId('wallet');
     const address = (input.address ?? addressForWalletId(id)).toLowerCase();
     const now = this.clock.now();
@@ -62,9 +67,11 @@ export class Accounts {
       }
       throw err;
     }
+    let credentialId: string | undefined;
     if (input.passwordHash) {
+      credentialId = newId('credential');
       await repo.insertCredential(tx, {
-        id: newId('credential'),
+        id: credentialId,
         walletId: id,
         type: 'password',
         label: 'password',
@@ -73,7 +80,7 @@ export class Accounts {
       });
     }
     if (email) await repo.bindInvitations(tx, id, email, now);
-    return { id, address };
+    return { id, address, credentialId };
   }
 
   /**

@@ -11,6 +11,7 @@ import {
 import type { AuthContext } from '../../lib/permissions.js';
 import { hashPassword } from '../auth/password.js';
 import type { TokenResponse } from '../auth/session-service.js';
+import type { SessionManager } from '../auth/sessions.js';
 import type { Accounts, ClientContext } from './accounts.js';
 import { normaliseEmail, normalisePhone, oneContact } from './contact.js';
 import * as repo from './repo.js';
@@ -49,6 +50,7 @@ export class WalletService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: Accounts,
+    private readonly sessions: SessionManager,
   ) {}
 
   /** `POST /organizations/wallets`: a standalone, unconfirmed account in no organization. */
@@ -72,7 +74,10 @@ export class WalletService {
         name: input.name?.trim() || null,
         passwordHash,
       });
-      return this.accounts.signIn(tx, wallet.id, undefined, client);
+      return this.accounts.signIn(tx, wallet.id, undefined, {
+        ...client,
+        credentialId: wallet.credentialId,
+      });
     });
   }
 
@@ -100,7 +105,13 @@ export class WalletService {
         phoneNumber: contact.phoneNumber ?? null,
         passwordHash,
       });
-      const tokens = await this.accounts.signIn(tx, wallet.id, org.id, client, admitted);
+      const tokens = await this.accounts.signIn(
+        tx,
+        wallet.id,
+        org.id,
+        { ...client, credentialId: wallet.credentialId },
+        admitted,
+      );
       return { id: wallet.id, ...tokens };
     });
   }
@@ -132,9 +143,11 @@ export class WalletService {
   /**
    * Removes one credential. Refused (400 code 9) for the last one the wallet can sign in
    * with, and for the EOA that is the wallet's own address (the address never changes).
+   * The sessions it opened end, but the caller's own. From the commit on it signs no action
+   * on any process: the event bus checks the credential where it applies each action.
    */
   async removeCredential(auth: AuthContext, credentialId: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    const ended = await this.db.transaction(async (tx) => {
       // Locking the wallet row serialises two removals that would each leave one.
       const wallet = await repo.findWallet(tx, { id: auth.walletId }, true);
       if (!wallet) throw unauthenticated('wallet not found');
@@ -150,6 +163,8 @@ export class WalletService {
       const now = this.clock.now();
       await repo.removeCredential(tx, wallet.id, target.id, now);
       if (target.type === 'password') await repo.setPasswordHash(tx, wallet.id, null, now);
+      return this.sessions.endOpenedWith(tx, wallet.id, target.id, auth.sessionId);
     });
+    this.sessions.forget(ended);
   }
 }
