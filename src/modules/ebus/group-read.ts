@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
-import type { ObjectState, TemplateInfo } from './types.js';
+import type { TemplateInfo } from '../objects/actions/types.js';
+import type { ObjectState } from '../objects/record.js';
 
 /**
  * What a group's checks read before they run (design.md §8): the paying organizations'

@@ -239,5 +239,3 @@ export const ActionLogQuery = Type.Object({
 export type ActionLogQuery = Static<typeof ActionLogQuery>;
 
 export const ActionLogList = ListEnvelope('action_logs', ActionLogSchema);
-
-export const ObjectIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
