@@ -2,10 +2,10 @@ import { AppError, Code, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, type Role } from '../../lib/permissions.js';
 import { applyAction } from '../objects/actions/index.js';
+import type { MintParams, ObjectParams } from '../objects/actions/params.js';
 import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
 import { toObjectRecord, type ObjectState } from '../objects/record.js';
 import type { GroupCharge, GroupWrite } from './group-write.js';
-import type { MintParams, ObjectParams } from './schema.js';
 import type { ActionLogRecord, AppliedAction, ApplyOutcome, VerifiedAction } from './types.js';
 
 /** What a group's checks read: the state before its first action. */

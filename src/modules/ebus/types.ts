@@ -1,7 +1,8 @@
 import type { AppError } from '../../lib/errors.js';
 import type { Role } from '../../lib/permissions.js';
 import type { ObjectRecord } from '../objects/record.js';
-import type { ActionName, SignatureBody } from './schema.js';
+import type { ActionName } from '../objects/actions/params.js';
+import type { SignatureBody } from './schema.js';
 
 /** The signed fields of an action, params as a plain record. */
 export interface ActionData {

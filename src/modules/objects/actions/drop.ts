@@ -1,4 +1,4 @@
-import type { DropParams } from '../../ebus/schema.js';
+import type { DropParams } from './params.js';
 import { objectAction, ownerOnly } from './object-action.js';
 import { locationColumns, toLocation } from './state.js';
 

@@ -1,4 +1,4 @@
-import type { ActionName } from '../../ebus/schema.js';
+import type { ActionName } from './params.js';
 import { drop } from './drop.js';
 import { mint } from './mint.js';
 import { pickup } from './pickup.js';

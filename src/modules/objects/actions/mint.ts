@@ -1,6 +1,6 @@
 import { forbidden, notFound } from '../../../lib/errors.js';
 import { permissionsOfRole } from '../../../lib/permissions.js';
-import type { MintParams } from '../../ebus/schema.js';
+import type { MintParams } from './params.js';
 import { GENESIS_HASH } from '../hashes.js';
 import { normalizeMetadata, type ObjectState } from '../record.js';
 import { customRefusal, locationColumns, rehash, toLocation } from './state.js';

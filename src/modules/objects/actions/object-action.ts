@@ -1,5 +1,5 @@
 import { AppError, forbidden, notFound } from '../../../lib/errors.js';
-import type { ObjectParams } from '../../ebus/schema.js';
+import type { ObjectParams } from './params.js';
 import type { ObjectState } from '../record.js';
 import { rehash } from './state.js';
 import { refuse, type ActionRule, type RuleInput } from './types.js';

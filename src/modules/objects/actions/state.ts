@@ -1,5 +1,5 @@
 import { invalid, type AppError } from '../../../lib/errors.js';
-import type { LocationInput } from '../../ebus/schema.js';
+import type { LocationInput } from './params.js';
 import type { CustomCheck } from '../../templates/service.js';
 import { geohashOf } from '../geo.js';
 import { computeObjectHashes, type Location } from '../hashes.js';

@@ -1,4 +1,4 @@
-import type { TransferParams } from '../../ebus/schema.js';
+import type { TransferParams } from './params.js';
 import { objectAction, ownerOnly } from './object-action.js';
 
 /** `transfer {object_id, to}`: the owner gives the object to another address. */

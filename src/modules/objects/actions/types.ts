@@ -1,6 +1,6 @@
 import type { AppError } from '../../../lib/errors.js';
 import type { Role } from '../../../lib/permissions.js';
-import type { ActionName } from '../../ebus/schema.js';
+import type { ActionName } from './params.js';
 import type { CustomCheck } from '../../templates/service.js';
 import type { TemplateRow } from '../../templates/repo.js';
 import type { ObjectState } from '../record.js';

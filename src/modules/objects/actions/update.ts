@@ -1,4 +1,4 @@
-import type { MetadataInput, UpdateParams } from '../../ebus/schema.js';
+import type { MetadataInput, UpdateParams } from './params.js';
 import { normalizeMetadata, type ObjectState } from '../record.js';
 import { objectAction, ownerOnly } from './object-action.js';
 import { customRefusal } from './state.js';
