@@ -2,6 +2,7 @@ import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { invalid } from '../../lib/errors.js';
 import { ExecuteBody, ExecuteResponse } from '../ebus/schema.js';
+import type { ActionName } from './actions/params.js';
 import type { EbusService } from '../ebus/service.js';
 import { ObjectRecordSchema } from './record.js';
 import {
@@ -15,6 +16,13 @@ import type { ObjectService } from './service.js';
 import { MicroCache } from '../../http/micro-cache.js';
 
 const tags = ['objects'];
+
+/** The REST forms of execute take one action each; another is refused (400 code 3). */
+function onlyAction(body: ExecuteBody, name: ActionName, message: string): void {
+  if (body.action.name !== name) {
+    throw invalid(message, [{ field: 'action.name', reason: `must be ${name}` }]);
+  }
+}
 
 /**
  * Every /objects route. Reads go to the object service; minting and updating are signed
@@ -39,11 +47,7 @@ export function registerObjectRoutes(
       },
     },
     async (req) => {
-      if (req.body.action.name !== 'mint') {
-        throw invalid('POST /objects takes a mint action', [
-          { field: 'action.name', reason: 'must be mint' },
-        ]);
-      }
+      onlyAction(req.body, 'mint', 'POST /objects takes a mint action');
       return ebus.execute(authOf(req), req.body);
     },
   );
@@ -61,13 +65,8 @@ export function registerObjectRoutes(
       },
     },
     async (req) => {
-      const { action } = req.body;
-      if (action.name !== 'update') {
-        throw invalid('PUT /objects/{id} takes an update action', [
-          { field: 'action.name', reason: 'must be update' },
-        ]);
-      }
-      if ((action.params as { object_id?: unknown }).object_id !== req.params.id) {
+      onlyAction(req.body, 'update', 'PUT /objects/{id} takes an update action');
+      if ((req.body.action.params as { object_id?: unknown }).object_id !== req.params.id) {
         throw invalid('action.params.object_id must equal the object id in the path', [
           { field: 'action.params.object_id', reason: 'must equal the path id' },
         ]);
