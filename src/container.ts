@@ -4,6 +4,7 @@ import type { Database, Db } from './db/pool.js';
 import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import type { Clock } from './lib/clock.js';
+import type { Worker } from './lib/worker.js';
 import { createIdentity, type Identity } from './modules/auth/identity.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
@@ -26,14 +27,6 @@ import { createEbus, type Ebus } from './modules/ebus/wiring.js';
 import { LastUsedRecorder } from './modules/api-keys/last-used.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
-
-/** A background loop owned by the service (design.md §2 src/workers). */
-export interface Worker {
-  name: string;
-  start(): void;
-  /** Stops taking new work and finishes what is in hand. */
-  stop(): Promise<void>;
-}
 
 export interface BaseDeps {
   config: Config;

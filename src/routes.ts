@@ -30,7 +30,7 @@ export function registerRoutes(app: App, c: Container) {
   registerDepositRoutes(app, c.deposits);
   registerSupportRoutes(app, c.support);
   registerTemplateRoutes(app, c.templates);
-  registerObjectRoutes(app, c.objects, c.config.publicListCacheMs);
+  registerObjectRoutes(app, c.objects, c.ebus.service, c.config.publicListCacheMs);
   registerStorageRoutes(app, c.storage, c.config.storage.uploadLimitBytes);
   registerIndexerRoutes(app, c.indexer);
   registerEbusRoutes(app, c.ebus.service);

@@ -380,6 +380,39 @@ describe('POST /objects and PUT /objects/{id}', () => {
     const viewer = await createMember(svc, { orgId: w.orgId, role: 'viewer' });
     expect((await post('/objects', viewer.headers, redeem)).statusCode).toBe(403);
   });
+
+  it('names the refused field: a mint for POST, an update for PUT, of the path object', async () => {
+    const w = await world();
+    const redeem = await signEoa(svc, w.owner, {
+      name: 'redeem',
+      params: { object_id: w.objectId },
+      nonce: 1,
+    });
+    const mint = await signEoa(svc, w.owner, {
+      name: 'mint',
+      params: { template_id: w.templateId },
+      nonce: 1,
+    });
+    const upd = await signEoa(svc, w.owner, {
+      name: 'update',
+      params: { object_id: w.objectId },
+      nonce: 1,
+    });
+    const put = (url: string, payload: object) =>
+      svc.app.inject({ method: 'PUT', url, headers: w.owner.headers, payload });
+    const refusals = [
+      await post('/objects', w.owner.headers, redeem),
+      await put(`/objects/${w.objectId}`, mint),
+      await put('/objects/obj_other', upd),
+    ];
+    expect(refusals.map((r) => [r.statusCode, r.json().code, r.json().details?.fields])).toEqual([
+      [400, 3, [{ field: 'action.name', reason: 'must be mint' }]],
+      [400, 3, [{ field: 'action.name', reason: 'must be update' }]],
+      [400, 3, [{ field: 'action.params.object_id', reason: 'must equal the path id' }]],
+    ]);
+    // Nothing was applied: the wallet's nonce 1 is still free.
+    expect((await post('/ebus/execute', w.owner.headers, upd)).statusCode).toBe(200);
+  });
 });
 
 describe('GET /ebus/action-logs', () => {

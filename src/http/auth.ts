@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { App } from './app.js';
+import type { App } from './types.js';
 import { forbidden, unauthenticated } from '../lib/errors.js';
 import type { AuthContext, Permission } from '../lib/permissions.js';
 

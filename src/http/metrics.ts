@@ -1,4 +1,4 @@
-import type { App } from './app.js';
+import type { App } from './types.js';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../../lib/errors.js';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import { buildGroups, groupOf, type DefaultLimits, type Group, type GroupName } from './groups.js';
 import type { Decision, RateLimiter } from './limiter.js';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Executor } from '../../db/pool.js';
-import type { Worker } from '../../container.js';
+import type { Worker } from '../../lib/worker.js';
 import { recordLastUsed } from './repo.js';
 
 /** How often the batch is written (spec §2.1: last_used_at "may lag reality by about a minute"). */

@@ -3,6 +3,8 @@ import type { Db, Executor } from '../../db/pool.js';
 import { rowsVia, type RowRunner } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
+import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
+import type { ObjectState } from '../objects/record.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
 import { liveCredentials, lockGroupInputs, readGroupInputs } from './group-read.js';
@@ -23,9 +25,8 @@ import {
   type GroupState,
 } from './plan.js';
 import { findRoles, findTemplates, lockObjects } from './repo.js';
-import type { RuleInput } from './rules.js';
 import type { GroupStateCache } from './state-cache.js';
-import type { ApplyOutcome, ObjectState, TemplateInfo, VerifiedAction } from './types.js';
+import type { ApplyOutcome, VerifiedAction } from './types.js';
 
 export interface ApplyDeps {
   db: Db;
@@ -66,8 +67,19 @@ const objectsOf = (items: readonly VerifiedAction[]) =>
  * optimistic path cannot answer for (an action it would refuse, a cross-organization mint,
  * or a guard that did not hold) goes to the locked path, which locks that organization's
  * wallets and objects, reads afresh and decides.
+ *
+ * The group committer (group-commit.ts) is given one and calls `apply` for each group.
  */
-export async function applyGroup(
+export class GroupApplier {
+  constructor(private readonly deps: ApplyDeps) {}
+
+  /** One outcome per item, in order. */
+  apply(items: readonly VerifiedAction[]): Promise<ApplyOutcome[]> {
+    return applyGroup(this.deps, items);
+  }
+}
+
+async function applyGroup(
   deps: ApplyDeps,
   items: readonly VerifiedAction[],
 ): Promise<ApplyOutcome[]> {

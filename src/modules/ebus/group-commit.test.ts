@@ -54,7 +54,10 @@ function recorder(delayMs: number) {
 describe('GroupCommitter', () => {
   it('runs groups concurrently but never two that share a wallet or an object', async () => {
     const r = recorder(5);
-    const c = new GroupCommitter(r.apply, { maxWaitMs: 1, maxGroup: 4, maxConcurrent: 3 });
+    const c = new GroupCommitter(
+      { apply: r.apply },
+      { maxWaitMs: 1, maxGroup: 4, maxConcurrent: 3 },
+    );
     const all: Promise<ApplyOutcome>[] = [];
     for (let n = 0; n < 6; n++) {
       for (const w of ['a', 'b', 'c', 'd', 'e']) all.push(c.submit(action(w, n)));
@@ -79,10 +82,12 @@ describe('GroupCommitter', () => {
   it('keeps a group within maxGroup and drains on shutdown', async () => {
     const sizes: number[] = [];
     const c = new GroupCommitter(
-      async (items) => {
-        sizes.push(items.length);
-        await new Promise((r) => setTimeout(r, 2));
-        return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);
+      {
+        apply: async (items) => {
+          sizes.push(items.length);
+          await new Promise((r) => setTimeout(r, 2));
+          return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);
+        },
       },
       { maxWaitMs: 5, maxGroup: 10, maxConcurrent: 1 },
     );

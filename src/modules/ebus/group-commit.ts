@@ -1,3 +1,4 @@
+import type { GroupApplier } from './apply-group.js';
 import { isMint, objectIdOf } from './plan.js';
 import type { ApplyOutcome, VerifiedAction } from './types.js';
 
@@ -10,8 +11,11 @@ export interface GroupCommitOptions {
   maxConcurrent: number;
 }
 
-/** Applies one group (actions of any organizations) atomically; one outcome per item, in order. */
-export type ApplyGroupFn = (items: readonly VerifiedAction[]) => Promise<ApplyOutcome[]>;
+/**
+ * What applies one group (actions of any organizations) atomically, one outcome per item, in
+ * order: apply-group.ts's `GroupApplier`.
+ */
+export type ApplyGroup = Pick<GroupApplier, 'apply'>;
 
 interface Entry {
   item: VerifiedAction;
@@ -64,7 +68,7 @@ export class GroupCommitter {
   readonly stats = { groups: 0, actions: 0, waitMs: 0, applyMs: 0 };
 
   constructor(
-    private readonly apply: ApplyGroupFn,
+    private readonly applier: ApplyGroup,
     private readonly options: GroupCommitOptions,
   ) {}
 
@@ -146,7 +150,8 @@ export class GroupCommitter {
       const object = objectOf(e.item);
       if (object !== null) add(this.busyObjects, object);
     }
-    void this.apply(group.map((e) => e.item))
+    void this.applier
+      .apply(group.map((e) => e.item))
       .then(
         (outcomes) => {
           this.stats.groups++;

@@ -2,8 +2,10 @@ import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
+import type { TemplateInfo } from '../objects/actions/types.js';
+import type { ObjectState } from '../objects/record.js';
 import { credentialKey } from './plan.js';
-import type { ObjectState, SigningCredential, TemplateInfo } from './types.js';
+import type { SigningCredential } from './types.js';
 
 /**
  * What a group's checks read before they run (design.md §8): the paying organizations'

@@ -1,17 +1,16 @@
 import { AppError, Code, notFound, unauthenticated } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, type Role } from '../../lib/permissions.js';
-import { toObjectRecord } from '../objects/record.js';
+import { applyAction } from '../objects/actions/index.js';
+import type { MintParams, ObjectParams } from '../objects/actions/params.js';
+import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
+import { toObjectRecord, type ObjectState } from '../objects/record.js';
 import type { GroupCharge, GroupWrite } from './group-write.js';
-import { applyAction, type RuleInput } from './rules.js';
-import type { MintParams, ObjectParams } from './schema.js';
 import type {
   ActionLogRecord,
   AppliedAction,
   ApplyOutcome,
-  ObjectState,
   SigningCredential,
-  TemplateInfo,
   VerifiedAction,
 } from './types.js';
 

@@ -2,7 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { asDate, asNumber } from '../../db/values.js';
 import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../lib/list.js';
-import type { ActionLogRecord, ObjectState, TemplateInfo } from './types.js';
+import type { TemplateInfo } from '../objects/actions/types.js';
+import type { ObjectState } from '../objects/record.js';
+import type { ActionLogRecord } from './types.js';
 
 /**
  * SQL of the event bus. Lookups that name a wallet or credential are network-wide (an

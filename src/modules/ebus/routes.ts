@@ -1,6 +1,5 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { invalid } from '../../lib/errors.js';
 import {
   ActionLogList,
   ActionLogQuery,
@@ -12,7 +11,6 @@ import {
   NetworkResponse,
   NonceQuery,
   NonceResponse,
-  ObjectIdParams,
   PrepareBody,
   PrepareResponse,
 } from './schema.js';
@@ -113,54 +111,5 @@ export function registerEbusRoutes(app: App, ebus: EbusService) {
       },
     },
     async () => ebus.fees(),
-  );
-
-  app.post(
-    '/objects',
-    {
-      config: { permission: 'objects.create' },
-      schema: {
-        tags: ['objects'],
-        summary: 'Mint an object: a signed mint action (answers like /ebus/execute)',
-        body: ExecuteBody,
-        response: { 200: ExecuteResponse },
-      },
-    },
-    async (req) => {
-      if (req.body.action.name !== 'mint') {
-        throw invalid('POST /objects takes a mint action', [
-          { field: 'action.name', reason: 'must be mint' },
-        ]);
-      }
-      return ebus.execute(authOf(req), req.body);
-    },
-  );
-
-  app.put(
-    '/objects/:id',
-    {
-      config: { permission: 'objects.update' },
-      schema: {
-        tags: ['objects'],
-        summary: 'Update an object: a signed update action (answers like /ebus/execute)',
-        params: ObjectIdParams,
-        body: ExecuteBody,
-        response: { 200: ExecuteResponse },
-      },
-    },
-    async (req) => {
-      const { action } = req.body;
-      if (action.name !== 'update') {
-        throw invalid('PUT /objects/{id} takes an update action', [
-          { field: 'action.name', reason: 'must be update' },
-        ]);
-      }
-      if ((action.params as { object_id?: unknown }).object_id !== req.params.id) {
-        throw invalid('action.params.object_id must equal the object id in the path', [
-          { field: 'action.params.object_id', reason: 'must equal the path id' },
-        ]);
-      }
-      return ebus.execute(authOf(req), req.body);
-    },
   );
 }

@@ -1,82 +1,12 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { ACTION_NAMES, ActionParams, Address } from '../objects/actions/params.js';
 import { ObjectRecordSchema } from '../objects/record.js';
 import { dateFilterProperties, listQueryProperties, ListEnvelope } from '../../lib/list.js';
 
-/** The six actions of design.md §5. */
-export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
-export type ActionName = (typeof ACTION_NAMES)[number];
-
-const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x + 40 hex' });
-const Id = Type.String({ minLength: 1, maxLength: 64 });
 const WeiString = Type.String({ pattern: '^[0-9]{1,78}$', description: 'amount in wei' });
 
 export const ActionNameSchema = Type.Union(ACTION_NAMES.map((n) => Type.Literal(n)));
-
-const LocationInput = Type.Object(
-  {
-    latitude: Type.Number({ minimum: -90, maximum: 90 }),
-    longitude: Type.Number({ minimum: -180, maximum: 180 }),
-  },
-  { additionalProperties: false },
-);
-
-const ImageInput = Type.Object(
-  {
-    id: Type.String({ maxLength: 64 }),
-    name: Type.String({ maxLength: 256 }),
-    type: Type.String({ maxLength: 128 }),
-    url: Type.String({ maxLength: 2048 }),
-    hash: Type.String({ maxLength: 128 }),
-    is_public: Type.Boolean(),
-    when_created: Type.String({ format: 'date-time', maxLength: 64 }),
-  },
-  { additionalProperties: false },
-);
-
-const MetadataInput = Type.Object(
-  {
-    name: Type.Optional(Type.String({ maxLength: 256 })),
-    description: Type.Optional(Type.String({ maxLength: 4096 })),
-    category: Type.Optional(Type.String({ maxLength: 128 })),
-    image: Type.Optional(Type.Union([ImageInput, Type.Null()])),
-    edition: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
-  },
-  { additionalProperties: false },
-);
-export type MetadataInput = Static<typeof MetadataInput>;
-
-const Custom = Type.Object({}, { additionalProperties: true, maxProperties: 256 });
-
-/** Params of each action (design.md §5), checked in the service so a batch refuses one item. */
-export const ActionParams = {
-  mint: Type.Object(
-    {
-      template_id: Id,
-      metadata: Type.Optional(MetadataInput),
-      custom: Type.Optional(Custom),
-      owner: Type.Optional(Address),
-      location: Type.Optional(LocationInput),
-      collection_id: Type.Optional(Id),
-    },
-    { additionalProperties: false },
-  ),
-  transfer: Type.Object({ object_id: Id, to: Address }, { additionalProperties: false }),
-  update: Type.Object(
-    { object_id: Id, custom: Type.Optional(Custom), metadata: Type.Optional(MetadataInput) },
-    { additionalProperties: false },
-  ),
-  redeem: Type.Object({ object_id: Id }, { additionalProperties: false }),
-  drop: Type.Object({ object_id: Id, location: LocationInput }, { additionalProperties: false }),
-  pickup: Type.Object({ object_id: Id }, { additionalProperties: false }),
-} as const;
-
-export type MintParams = Static<typeof ActionParams.mint>;
-export type TransferParams = Static<typeof ActionParams.transfer>;
-export type UpdateParams = Static<typeof ActionParams.update>;
-export type DropParams = Static<typeof ActionParams.drop>;
-export type ObjectParams = { object_id: string };
-export type LocationInput = Static<typeof LocationInput>;
 
 export const paramsCheckers = {
   mint: Compile(ActionParams.mint),
@@ -239,5 +169,3 @@ export const ActionLogQuery = Type.Object({
 export type ActionLogQuery = Static<typeof ActionLogQuery>;
 
 export const ActionLogList = ListEnvelope('action_logs', ActionLogSchema);
-
-export const ObjectIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });

@@ -67,9 +67,10 @@ function checkParams(name: keyof typeof paramsCheckers, params: Record<string, u
 
 /**
  * The event bus (spec §1 "four steps", design.md §5, §8): nonce, prepare, execute. Execute
- * checks schema, expiry and signature here, outside any transaction, then hands the action
- * to the organization's group committer, which checks nonce, rights and balance under
- * lock and applies it.
+ * checks schema, expiry and signature here (`verify`, with verify.ts), outside any
+ * transaction, then submits the action to the group committer (group-commit.ts), whose
+ * `GroupApplier` (apply-group.ts) checks nonce, rights (objects/actions/) and balance and
+ * applies it.
  */
 export class EbusService {
   constructor(private readonly deps: EbusDeps) {}

@@ -1,8 +1,8 @@
 import type { AppError } from '../../lib/errors.js';
 import type { Role } from '../../lib/permissions.js';
-import type { ObjectRecord, ObjectRow } from '../objects/record.js';
-import type { TemplateRow } from '../templates/repo.js';
-import type { ActionName, SignatureBody } from './schema.js';
+import type { ObjectRecord } from '../objects/record.js';
+import type { ActionName } from '../objects/actions/params.js';
+import type { SignatureBody } from './schema.js';
 
 /** The signed fields of an action, params as a plain record. */
 export interface ActionData {
@@ -67,13 +67,3 @@ export interface AppliedAction {
 }
 
 export type ApplyOutcome = { ok: true; applied: AppliedAction } | { ok: false; error: AppError };
-
-/** An object row with the columns the event bus adds (0008). */
-export type ObjectState = ObjectRow & { collection_id: string | null };
-
-/**
- * What the rules need of a template: a `templates` row without created_at, read for many
- * templates at once by the group committer (`findTemplates`). `updated_at` keys the compile
- * cache of templates' `validateCustom`.
- */
-export type TemplateInfo = Omit<TemplateRow, 'created_at'>;

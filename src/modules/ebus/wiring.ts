@@ -6,7 +6,7 @@ import type { Db } from '../../db/pool.js';
 import { preparedRows } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { validateCustom } from '../templates/service.js';
-import { applyGroup } from './apply-group.js';
+import { GroupApplier } from './apply-group.js';
 import { FeeService, noBatchesYet, type BatchSizeSource } from './fees.js';
 import { GroupCommitter } from './group-commit.js';
 import { noHooks, type ApplyHooks } from './hooks.js';
@@ -35,10 +35,13 @@ export interface EbusWiring {
   batchSizes?: BatchSizeSource;
 }
 
-/** Builds the event bus: fees, signature verifier, group committer and the service. */
+/**
+ * Builds the event bus: fees, signature verifier, the group applier, the group committer
+ * that feeds it and the service that feeds the committer.
+ */
 export function createEbus(w: EbusWiring): Ebus {
   const fees = new FeeService(w.config, w.clock, w.batchSizes ?? noBatchesYet);
-  const deps = {
+  const applier = new GroupApplier({
     db: w.db,
     prepared: preparedRows(w.pool),
     clock: w.clock,
@@ -47,8 +50,8 @@ export function createEbus(w: EbusWiring): Ebus {
     logger: w.logger,
     checkCustom: validateCustom,
     cache: new GroupStateCache(),
-  };
-  const committer = new GroupCommitter((items) => applyGroup(deps, items), {
+  });
+  const committer = new GroupCommitter(applier, {
     maxWaitMs: w.config.ebus.groupWaitMs,
     maxGroup: w.config.ebus.maxGroup,
     maxConcurrent: w.config.ebus.maxConcurrentGroups,

@@ -29,6 +29,9 @@ export type ObjectRow = {
   collection_id?: string | null;
 };
 
+/** An object as the action rules and the event bus hold it: `collection_id` always read. */
+export type ObjectState = ObjectRow & { collection_id: string | null };
+
 /** The object record of spec §2.3, every field present. */
 export interface ObjectRecord {
   id: string;
