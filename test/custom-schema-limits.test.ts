@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getTemplateForAction, validateCustom } from '../src/modules/templates/service.js';
 import {
   createSigner,
+  createTemplate as insertTemplate,
   fund,
   signEoa,
   snapshot,
@@ -219,5 +220,19 @@ describe('the cost of checking custom on mint', () => {
     expect(await snapshot(svc, signer.orgId, signer.walletId)).toEqual(before);
     const { res: small } = await mint(signer, res.json().id, { n: [-1, -2] });
     expect(small.statusCode, small.body).toBe(200);
+  });
+
+  it('refuses mints on a template saved before the limits whose schema breaks one, with 400 code 3', async () => {
+    const signer = await createSigner(svc);
+    await fund(svc, signer.orgId, ACTION_FEE * 2n);
+    const templateId = await insertTemplate(svc, signer.orgId, {
+      customSchema: stringSchema('^(a+)+\\1$'),
+    });
+    const before = await snapshot(svc, signer.orgId, signer.walletId);
+    const { res } = await mint(signer, templateId, { s: 'aa' });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().code).toBe(3);
+    expect(res.json().message).toMatch(/custom_schema/);
+    expect(await snapshot(svc, signer.orgId, signer.walletId)).toEqual(before);
   });
 });
