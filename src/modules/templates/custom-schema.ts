@@ -46,12 +46,20 @@ const FORMATS = [
 ] as const;
 
 // The patterns inspectCustomSchema compiled for the schema Ajv is compiling now, so the
-// hook below does not compile them a second time.
+// hook below does not compile them a second time. One it did not see (a `$ref` into an odd
+// place such as an `enum` value) is added, so the cost walk knows it too.
 let compiledPatterns: Map<string, SafePattern> | undefined;
 
 /** Ajv's hook for `pattern` and `patternProperties`: the linear-time engine (pattern.ts). */
 const linearRegExp = Object.assign(
-  (source: string) => compiledPatterns?.get(source) ?? compilePattern(source),
+  (source: string) => {
+    let p = compiledPatterns?.get(source);
+    if (!p) {
+      p = compilePattern(source);
+      compiledPatterns?.set(source, p);
+    }
+    return p;
+  },
   { code: 'linearRegExp' },
 );
 
