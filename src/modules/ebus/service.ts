@@ -4,13 +4,22 @@ import type { Config } from '../../config.js';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
-import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
+import {
+  AppError,
+  Code,
+  failedPrecondition,
+  invalid,
+  notFound,
+  type FieldIssue,
+} from '../../lib/errors.js';
+import { nestsDeeperThan } from '../../lib/json-depth.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
 import type { GroupCommitter } from './group-commit.js';
 import { findWallet, listActionLogs, toActionLogRecord } from './repo.js';
+import { ActionParams } from '../objects/actions/params.js';
 import {
   paramsCheckers,
   type ActionLogQuery,
@@ -25,8 +34,9 @@ import type { SignatureVerifier } from './verify.js';
 export const PREPARE_TTL_MS = 10 * 60 * 1000;
 /** How far ahead an action may expire: a signed action is not a standing order. */
 export const MAX_EXPIRES_AHEAD_MS = 24 * 60 * 60 * 1000;
-/** Bound on an object's custom data (canonical JSON bytes). */
+/** Bounds on an object's custom data: canonical JSON bytes and nesting (JSON levels). */
 const MAX_CUSTOM_BYTES = 16 * 1024;
+const MAX_CUSTOM_DEPTH = 32;
 
 export interface EbusDeps {
   db: Executor;
@@ -48,20 +58,75 @@ const ACTION_LOG_LIST = {
   idColumn: sql`id`,
 };
 
-/** Schema of the params for their action (400 code 3), checked before anything else. */
+/** The properties the object schema at `schemaPath` (`#/properties/metadata`) allows. */
+function allowedFields(schema: unknown, schemaPath: string): string[] {
+  let node = schema;
+  for (const part of schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean)) {
+    node =
+      node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : null;
+  }
+  const props = (node as { properties?: unknown } | null)?.properties;
+  return props !== null && typeof props === 'object' ? Object.keys(props) : [];
+}
+
+/** The first reason the params schema refuses `params`, an unknown key naming the allowed ones. */
+function paramsIssue(
+  name: keyof typeof paramsCheckers,
+  params: Record<string, unknown>,
+): FieldIssue {
+  const e = paramsCheckers[name].Errors(params)[0];
+  const path = (e?.instancePath ?? '').replace(/\//g, '.');
+  // TypeBox reports an unknown key as `additionalProperties: false` failing on the key.
+  if (e?.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) {
+    const allowed = allowedFields(
+      ActionParams[name],
+      e.schemaPath.replace(/\/additionalProperties$/, ''),
+    );
+    const reason =
+      allowed.length > 0 ? `unknown field; allowed: ${allowed.join(', ')}` : 'unknown field';
+    return { field: `action.params${path}`, reason };
+  }
+  return { field: `action.params${path}`, reason: e?.message ?? 'is invalid' };
+}
+
+/**
+ * Schema of the params for their action (400 code 3), checked before anything else; then
+ * the bounds of `custom` (depth before anything recursive reads it, then size), so the
+ * template's schema only ever runs on bounded data.
+ */
 function checkParams(name: keyof typeof paramsCheckers, params: Record<string, unknown>): void {
-  const checker = paramsCheckers[name];
-  if (!checker.Check(params)) {
-    const e = checker.Errors(params)[0];
-    const field = `action.params${(e?.instancePath ?? '').replace(/\//g, '.')}`;
-    const reason = e?.message ?? 'is invalid';
-    throw invalid(`invalid ${name} params: ${field} ${reason}`, [{ field, reason }]);
+  if (!paramsCheckers[name].Check(params)) {
+    const issue = paramsIssue(name, params);
+    throw invalid(`invalid ${name} params: ${issue.field} ${issue.reason}`, [issue]);
   }
   const custom = (params as { custom?: unknown }).custom;
-  if (custom !== undefined && Buffer.byteLength(canonicalJson(custom)) > MAX_CUSTOM_BYTES) {
-    throw invalid(`custom is larger than ${MAX_CUSTOM_BYTES} bytes`, [
-      { field: 'action.params.custom', reason: `at most ${MAX_CUSTOM_BYTES} bytes` },
+  if (custom === undefined) return;
+  const refuse = (reason: string) =>
+    invalid(`invalid ${name} params: action.params.custom ${reason}`, [
+      { field: 'action.params.custom', reason },
     ]);
+  if (nestsDeeperThan(custom, MAX_CUSTOM_DEPTH)) {
+    throw refuse(`nests deeper than ${MAX_CUSTOM_DEPTH} levels`);
+  }
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(canonicalJson(custom));
+  } catch (err) {
+    throw refuse(`cannot be encoded: ${(err as Error).message.replace(/^canonicalJson: /, '')}`);
+  }
+  if (bytes > MAX_CUSTOM_BYTES) throw refuse(`is larger than ${MAX_CUSTOM_BYTES} bytes`);
+}
+
+/** The text of an action; params with no canonical JSON form (a lone surrogate) are a 400. */
+function textOf(
+  network: string,
+  organizationId: string,
+  action: Omit<Parameters<typeof buildActionText>[0], 'network' | 'organizationId'>,
+): string {
+  try {
+    return buildActionText({ network, organizationId, ...action });
+  } catch (err) {
+    throw invalid(`the action cannot be written as text: ${(err as Error).message}`);
   }
 }
 
@@ -110,11 +175,7 @@ export class EbusService {
       nonce: w.next_nonce,
       expires,
     };
-    const text = buildActionText({
-      network: this.deps.config.networkId,
-      organizationId: orgId,
-      ...action,
-    });
+    const text = textOf(this.deps.config.networkId, orgId, action);
     return {
       text,
       action,
@@ -202,16 +263,7 @@ export class EbusService {
     if (expiresMs <= nowMs) {
       throw failedPrecondition(`the action expired at ${action.expires}`);
     }
-    let text: string;
-    try {
-      text = buildActionText({
-        network: this.deps.config.networkId,
-        organizationId: orgId,
-        ...action,
-      });
-    } catch (err) {
-      throw invalid(`the action cannot be written as text: ${(err as Error).message}`);
-    }
+    const text = textOf(this.deps.config.networkId, orgId, action);
     const result = await this.deps.verifier.verify({
       orgId,
       wallet: action.wallet,

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import {
+  inspectCustomSchema,
+  MAX_ENUM_VALUES,
+  MAX_SUBSCHEMAS,
+  resolveRef,
+} from './schema-rules.js';
+
+const fields = (schema: Record<string, unknown>) =>
+  inspectCustomSchema(schema).issues.map((i) => i.field);
+
+describe('inspectCustomSchema', () => {
+  it('accepts an ordinary schema and compiles each of its patterns once', () => {
+    const r = inspectCustomSchema({
+      type: 'object',
+      properties: { a: { type: 'string', pattern: '^x' }, b: { type: 'string', pattern: '^x' } },
+      patternProperties: { '^n_': { type: 'number' } },
+      definitions: { c: { type: 'string', pattern: '\\d' } },
+      $ref: '#/definitions/c',
+    });
+    expect(r.issues).toEqual([]);
+    expect([...r.patterns.keys()].sort()).toEqual(['\\d', '^n_', '^x']);
+  });
+
+  it('names the path of each pattern the linear-time engine refuses', () => {
+    const r = inspectCustomSchema({
+      type: 'object',
+      properties: { s: { type: 'string', pattern: '^(a+)+\\1$' } },
+      patternProperties: { '^(?=a)': true },
+      items: [{ anyOf: [{ pattern: '(?<=x)y' }] }],
+    });
+    expect(r.issues).toEqual(
+      expect.arrayContaining([
+        { field: 'custom_schema.properties.s.pattern', reason: 'backreferences are not supported' },
+        { field: 'custom_schema.patternProperties.^(?=a)', reason: 'lookahead is not supported' },
+        { field: 'custom_schema.items.0.anyOf.0.pattern', reason: 'lookbehind is not supported' },
+      ]),
+    );
+  });
+
+  it('refuses references outside the schema, nested $id, the url format, huge enums and too many subschemas', () => {
+    expect(fields({ properties: { a: { $ref: 'https://example.com/s.json' } } })).toEqual([
+      'custom_schema.properties.a.$ref',
+    ]);
+    expect(fields({ $ref: '#/definitions/none' })).toEqual(['custom_schema.$ref']);
+    expect(fields({ $id: 'https://x.test/s', properties: { a: { $id: 'inner' } } })).toEqual([
+      'custom_schema.properties.a.$id',
+    ]);
+    expect(fields({ properties: { u: { type: 'string', format: 'url' } } })).toEqual([
+      'custom_schema.properties.u.format',
+    ]);
+    expect(fields({ enum: Array.from({ length: MAX_ENUM_VALUES + 1 }, (_, i) => i) })).toEqual([
+      'custom_schema.enum',
+    ]);
+    const wide = { anyOf: Array.from({ length: MAX_SUBSCHEMAS }, () => ({})) };
+    expect(fields(wide)).toEqual(['custom_schema']);
+    expect(fields({ anyOf: wide.anyOf.slice(1) })).toEqual([]);
+  });
+
+  it('refuses patterns that are too large together', () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [
+        `p${i}`,
+        { type: 'string', pattern: `[a-z]{${980 + i}}` },
+      ]),
+    );
+    expect(inspectCustomSchema({ properties }).issues).toEqual([
+      { field: 'custom_schema', reason: expect.stringMatching(/patterns are too large together/) },
+    ]);
+  });
+});
+
+describe('resolveRef', () => {
+  it('follows # and JSON pointers, with ~0, ~1 and percent escapes', () => {
+    const root = { definitions: { 'a/b': { type: 'string' }, 'c~d': true, 'e f': false } };
+    expect(resolveRef(root, '#')).toBe(root);
+    expect(resolveRef(root, '#/definitions/a~1b')).toEqual({ type: 'string' });
+    expect(resolveRef(root, '#/definitions/c~0d')).toBe(true);
+    expect(resolveRef(root, '#/definitions/e%20f')).toBe(false);
+    expect(resolveRef(root, '#/definitions/none')).toBeUndefined();
+    expect(resolveRef(root, '#/definitions/%E0%A4%A')).toBeUndefined();
+    expect(resolveRef(root, 'other.json#/definitions')).toBeUndefined();
+  });
+});
