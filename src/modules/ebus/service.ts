@@ -4,7 +4,15 @@ import type { Config } from '../../config.js';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
-import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
+import {
+  AppError,
+  Code,
+  failedPrecondition,
+  invalid,
+  notFound,
+  unavailable,
+} from '../../lib/errors.js';
+import { isDatabaseUnavailable } from '../../lib/pg-errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
@@ -152,6 +160,13 @@ export class EbusService {
           : refused(outcome.error);
       }),
     );
+    // Nothing applied because the database is away: the whole call is retried later (503).
+    if (
+      results.every((r) => r.status === 'refused') &&
+      results.some((r) => r.status === 'refused' && r.error.code === Code.UNAVAILABLE)
+    ) {
+      throw unavailable();
+    }
     return { results };
   }
 
@@ -226,6 +241,7 @@ export class EbusService {
 }
 
 function refused(err: unknown): BatchResult {
+  if (isDatabaseUnavailable(err)) err = unavailable();
   if (err instanceof AppError) {
     return { status: 'refused', error: { code: err.code, message: err.message } };
   }
