@@ -24,6 +24,7 @@ import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
+import { serverOptions, type HttpTimeouts } from './server-options.js';
 
 export type App = FastifyInstance<
   RawServerDefault,
@@ -36,6 +37,7 @@ export type App = FastifyInstance<
 export interface AppOptions {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
+  timeouts: HttpTimeouts;
   publicUrl: string;
   verifiers: CredentialVerifiers;
   pool: pg.Pool;
@@ -96,6 +98,7 @@ function makeAjv(options: AjvOptions): Ajv {
  */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
+    ...serverOptions(opts.timeouts),
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimitBytes,
     genReqId: (req) => {
