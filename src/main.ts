@@ -13,8 +13,8 @@ import { createService } from './server.js';
  * With WORKERS=N (N > 1) this process becomes the primary of a node:cluster: it opens the
  * database (starting the embedded PostgreSQL when there is no DATABASE_URL, and migrating),
  * then forks N HTTP processes that share the port and the database (design.md §9: stateless
- * API processes). A process that dies is replaced; SIGTERM/SIGINT stop the processes first,
- * then the database.
+ * API processes). A process that dies is replaced; SIGTERM/SIGINT/SIGHUP stop the processes
+ * first, then the database. An embedded PostgreSQL that dies is restarted (restartPolicy).
  */
 async function main() {
   const config = loadConfig();
