@@ -22,6 +22,7 @@ import {
   permissionsOfRole,
   type Operation,
 } from '../src/lib/permissions.js';
+import { loadConfig } from '../src/config.js';
 import { registerRoutes } from '../src/routes.js';
 
 export const DOC_PATH = fileURLToPath(new URL('../docs/permissions.md', import.meta.url));
@@ -45,6 +46,7 @@ export async function collectRouteTable(): Promise<RouteEntry[]> {
   const app = await buildApp({
     logger: createLogger('silent'),
     bodyLimitBytes: 1024 * 1024,
+    timeouts: loadConfig({}).http,
     publicUrl: 'http://localhost',
     verifiers: container.verifiers,
     pool: inert() as pg.Pool,

@@ -34,4 +34,30 @@ describe('config', () => {
     expect(loadConfig({ WORKERS: '2', RATE_LIMIT_ENABLED: 'false' }).workers).toBe(2);
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
   });
+
+  it('bounds how long a client may take, by default within 30 seconds', () => {
+    const d = loadConfig({}).http;
+    expect(d.requestTimeoutMs).toBeLessThanOrEqual(30_000);
+    expect(d.headersTimeoutMs).toBeLessThanOrEqual(d.requestTimeoutMs);
+    const c = loadConfig({
+      HTTP_REQUEST_TIMEOUT_MS: '4000',
+      HTTP_HEADERS_TIMEOUT_MS: '2000',
+      HTTP_IDLE_TIMEOUT_MS: '3000',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '1000',
+    }).http;
+    expect(c).toEqual({
+      requestTimeoutMs: 4000,
+      headersTimeoutMs: 2000,
+      idleTimeoutMs: 3000,
+      keepAliveTimeoutMs: 1000,
+    });
+  });
+
+  it('refuses timeouts that are not positive or whose headers may outlast the request', () => {
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS/);
+    expect(() => loadConfig({ HTTP_IDLE_TIMEOUT_MS: 'soon' })).toThrow(/HTTP_IDLE_TIMEOUT_MS/);
+    expect(() =>
+      loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '2000' }),
+    ).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
+  });
 });

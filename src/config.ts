@@ -12,6 +12,17 @@ export interface Config {
   publicUrl: string;
   logLevel: string;
   bodyLimitBytes: number;
+  /** Limits on how long a client may take (ms); see README. */
+  http: {
+    /** The whole request, headers and body, must arrive within this. */
+    requestTimeoutMs: number;
+    /** The headers must arrive within this (no more than requestTimeoutMs). */
+    headersTimeoutMs: number;
+    /** A connection with no traffic either way for this long is closed. */
+    idleTimeoutMs: number;
+    /** A kept-alive connection waits this long for its next request. */
+    keepAliveTimeoutMs: number;
+  };
   redisUrl: string | null;
   trustProxy: boolean;
   publicListCacheMs: number;
@@ -106,6 +117,12 @@ export function loadConfig(env: Env = process.env): Config {
   const s3Endpoint = optional(env, 'S3_ENDPOINT');
   const workers = int(env, 'WORKERS', 1, 1, 64);
   const rateLimited = bool(env, 'RATE_LIMIT_ENABLED', true);
+  const requestTimeoutMs = int(env, 'HTTP_REQUEST_TIMEOUT_MS', 20_000, 100, 3_600_000);
+  const headersTimeoutMs = int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    // Node refuses a server whose headers may take longer than the whole request.
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
   if (workers > 1 && rateLimited && !optional(env, 'REDIS_URL')) {
     // Each process would count only the requests it happens to receive.
     throw new ConfigError(
@@ -120,6 +137,12 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    http: {
+      requestTimeoutMs,
+      headersTimeoutMs,
+      idleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    },
     redisUrl: optional(env, 'REDIS_URL'),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),

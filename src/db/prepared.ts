@@ -23,7 +23,25 @@ export function preparedRows(pool: pg.Pool): RowRunner {
   return async <T>(query: SQL) => {
     const { sql: text, params } = dialect.sqlToQuery(query);
     const name = `p_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
-    const res = await pool.query({ name, text, values: params });
-    return res.rows as T[];
+    try {
+      const res = await pool.query({ name, text, values: params });
+      return res.rows as T[];
+    } catch (err) {
+      throw new StatementFailed(name, err);
+    }
   };
+}
+
+/**
+ * A named statement's failure: names the statement so the log can say which one failed
+ * without its parameters (src/http/logger.ts); the driver's error is the cause.
+ */
+export class StatementFailed extends Error {
+  constructor(
+    readonly statement: string,
+    cause: unknown,
+  ) {
+    super(`statement ${statement} failed`, { cause });
+    this.name = 'StatementFailed';
+  }
 }

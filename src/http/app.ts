@@ -18,6 +18,7 @@ import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
+import { serverOptions, type HttpTimeouts } from './server-options.js';
 import type { App } from './types.js';
 
 /** Feature routes take `App` from here; the hooks above take it from types.ts (no cycle). */
@@ -26,6 +27,7 @@ export type { App };
 export interface AppOptions {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
+  timeouts: HttpTimeouts;
   publicUrl: string;
   verifiers: CredentialVerifiers;
   pool: pg.Pool;
@@ -86,6 +88,7 @@ function makeAjv(options: AjvOptions): Ajv {
  */
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
+    ...serverOptions(opts.timeouts),
     loggerInstance: opts.logger,
     bodyLimit: opts.bodyLimitBytes,
     genReqId: (req) => {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Code, type ErrorCode, type FieldIssue } from '../lib/errors.js';
+import { AppError, Code, unavailable, type ErrorCode, type FieldIssue } from '../lib/errors.js';
+import { isDatabaseUnavailable } from '../lib/pg-errors.js';
 
 /** gRPC code → HTTP status, in one place (design.md §3). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -11,6 +12,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   [Code.FAILED_PRECONDITION]: 400,
   [Code.ABORTED]: 409,
   [Code.INTERNAL]: 500,
+  [Code.UNAVAILABLE]: 503,
   [Code.UNAUTHENTICATED]: 401,
 };
 
@@ -90,6 +92,8 @@ export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fe.validation)) return validationError(fe.validation, fe.validationContext);
+  // A client's own broken connection carries a statusCode (Fastify sets 400) and stays a 400.
+  if (fe?.statusCode === undefined && isDatabaseUnavailable(err)) return unavailable();
   if (fe && typeof fe === 'object' && typeof fe.code === 'string') return fromFastify(fe);
   if (err instanceof SyntaxError) return new AppError(Code.INVALID_ARGUMENT, 'malformed request');
   return null;
@@ -103,8 +107,10 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
     return reply.status(500).send({ code: Code.INTERNAL, message: 'internal error' });
   }
   const status = app.httpStatus ?? HTTP_STATUS[app.code];
-  if (status >= 500) req.log.error({ err }, 'server error');
-  if (app.code === Code.RESOURCE_EXHAUSTED) {
+  // An outage of the database is no defect of the service: a warning, not an error.
+  if (status === 503) req.log.warn({ err }, 'dependency unavailable');
+  else if (status >= 500) req.log.error({ err }, 'server error');
+  if (app.code === Code.RESOURCE_EXHAUSTED || app.code === Code.UNAVAILABLE) {
     const retry = app.details?.retry_after_seconds;
     if (typeof retry === 'number') void reply.header('retry-after', String(Math.ceil(retry)));
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 /** Query parameters whose values never reach a log line. */
@@ -32,6 +33,75 @@ export const REDACT_PATHS = [
   '*.password_hash',
 ];
 
+/**
+ * A short name for a statement's text: its verb, its first table and a digest, e.g.
+ * `insert wallets #3fa2c1d0`. The text itself is left out of the log: it is long, and a
+ * reader who needs it finds it from the name.
+ */
+export function statementName(text: string): string {
+  const verb = /^\s*([A-Za-z]+)/.exec(text)?.[1]?.toLowerCase() ?? 'query';
+  const table = /\b(?:into|update|from)\s+"?([A-Za-z_]\w*)/i.exec(text)?.[1];
+  const digest = createHash('sha1').update(text).digest('hex').slice(0, 8);
+  return table ? `${verb} ${table} #${digest}` : `${verb} #${digest}`;
+}
+
+interface DatabaseFailure {
+  statement: string | null;
+  code: string | null;
+}
+
+/**
+ * The statement and error code of a failed query, if `err` or one of its causes is one.
+ * Drizzle's error carries the statement's parameters (password hashes, emails, tokens) in
+ * its message and stack, and PostgreSQL's message and detail may quote the row's values, so
+ * a failed query is logged by these two facts only.
+ */
+function databaseFailureOf(err: unknown): DatabaseFailure | null {
+  let found = false;
+  const out: DatabaseFailure = { statement: null, code: null };
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && e && typeof e === 'object'; depth++) {
+    const c = e as Record<string, unknown>;
+    if (typeof c.query === 'string' && 'params' in c) {
+      found = true; // drizzle's DrizzleQueryError
+      out.statement ??= statementName(c.query);
+    }
+    if (typeof c.statement === 'string') {
+      found = true; // src/db/prepared.ts's named statements
+      out.statement ??= c.statement;
+    }
+    if (typeof c.severity === 'string' && typeof c.code === 'string') {
+      found = true; // node-postgres' DatabaseError: code is the SQLSTATE
+      out.code ??= c.code;
+    } else if (found && typeof c.code === 'string') {
+      out.code ??= c.code; // a socket error under a failed query (ECONNRESET…)
+    }
+    e = c.cause;
+  }
+  return found ? out : null;
+}
+
+/** pino's error serializer, except that a failed query is told by statement and code only. */
+export function serializeError(err: unknown): unknown {
+  const db = databaseFailureOf(err);
+  if (!db) return pino.stdSerializers.err(err as Error);
+  const e = err as { name?: unknown; stack?: unknown };
+  const frames =
+    typeof e.stack === 'string'
+      ? e.stack
+          .split('\n')
+          .filter((l) => /^\s+at /.test(l))
+          .join('\n')
+      : undefined;
+  return {
+    type: typeof e.name === 'string' ? e.name : 'Error',
+    message: 'database query failed',
+    statement: db.statement ?? 'unknown',
+    code: db.code ?? 'unknown',
+    stack: frames,
+  };
+}
+
 export function createLogger(level: string, stream?: DestinationStream): Logger {
   return pino(
     {
@@ -43,7 +113,7 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
           url: redactUrl(req.url),
           ip: req.ip,
         }),
-        err: pino.stdSerializers.err,
+        err: serializeError,
       },
     },
     stream,

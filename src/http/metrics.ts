@@ -2,6 +2,9 @@ import type { App } from './types.js';
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** How long one rendering of /metrics is reused (ms). */
+export const METRICS_REUSE_MS = 1000;
+
 /** Prometheus metrics, one registry per app so tests can run several side by side. */
 export function registerMetrics(
   app: App,
@@ -62,9 +65,18 @@ export function registerMetrics(
     done();
   });
 
+  // Public, and counted against the anonymous per-address limit like any anonymous call. The
+  // text is rendered at most once a second and shared by every caller in that second, so
+  // its cost stays bounded however many addresses ask (Prometheus scrapes every 15 s or so).
+  let rendered: { at: number; text: Promise<string> } | null = null;
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (_req, reply) => {
     void reply.header('content-type', registry.contentType);
-    return registry.metrics();
+    const now = performance.now();
+    if (!rendered || now - rendered.at >= METRICS_REUSE_MS) {
+      rendered = { at: now, text: registry.metrics() };
+      rendered.text.catch(() => (rendered = null));
+    }
+    return rendered.text;
   });
   return registry;
 }

@@ -8,6 +8,7 @@ export const Code = {
   FAILED_PRECONDITION: 9,
   ABORTED: 10,
   INTERNAL: 13,
+  UNAVAILABLE: 14,
   UNAUTHENTICATED: 16,
 } as const;
 
@@ -45,3 +46,8 @@ export const failedPrecondition = (message: string, httpStatus?: number) =>
   new AppError(Code.FAILED_PRECONDITION, message, undefined, httpStatus);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new AppError(Code.RESOURCE_EXHAUSTED, message, { retry_after_seconds: retryAfterSeconds });
+/** A dependency (the database) does not answer; the caller should retry after a pause. */
+export const unavailable = (retryAfterSeconds = 5) =>
+  new AppError(Code.UNAVAILABLE, 'service temporarily unavailable; retry later', {
+    retry_after_seconds: retryAfterSeconds,
+  });

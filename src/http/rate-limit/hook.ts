@@ -13,8 +13,11 @@ export interface RateLimitOptions {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Overrides the group derived from the route (spec §8). */
-    rateLimit?: GroupName;
+    /**
+     * Overrides the group derived from the route (spec §8); `none` for the health routes,
+     * which probes call often and which must answer even when a caller is limited.
+     */
+    rateLimit?: GroupName | 'none';
   }
 }
 
@@ -51,6 +54,7 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
     const url = req.routeOptions.url;
     if (url === undefined) return null;
     const name = req.routeOptions.config.rateLimit ?? groupOf(req.method, url);
+    if (name === 'none') return null;
     if (name === 'default' && !req.auth) return anonymousDefault;
     return groups[name];
   };
@@ -71,6 +75,7 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
   // count against the client address too, so they carry the headers like every response.
   app.addHook('onSend', async (req, reply, payload) => {
     if (reply.hasHeader('x-ratelimit-limit')) return payload;
+    if (req.routeOptions.config.rateLimit === 'none') return payload;
     const d = await opts.limiter.check(anonymousDefault, `ip:${req.ip}`, 1);
     setHeaders(reply, d);
     return payload;

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/pool.js';
 import { rowsVia, type RowRunner } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
-import { AppError, Code, notFound } from '../../lib/errors.js';
+import { AppError, Code, notFound, unavailable } from '../../lib/errors.js';
+import { isDatabaseUnavailable } from '../../lib/pg-errors.js';
 import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
 import type { ObjectState } from '../objects/record.js';
 import type { FeeService } from './fees.js';
@@ -261,6 +262,9 @@ async function applyLocked(
     if (done.committed) remember(deps, [done.committed.planned], done.committed.left);
     return done.outcomes;
   } catch (err) {
+    // With the database away, no action of the share can apply: each answers 503 at once
+    // instead of being retried alone against a server that is not there.
+    if (isDatabaseUnavailable(err)) return items.map(() => ({ ok: false, error: unavailable() }));
     if (items.length > 1) {
       deps.logger.warn({ err, size: items.length }, 'group commit failed; applying one by one');
       const out: ApplyOutcome[] = [];

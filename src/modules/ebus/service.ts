@@ -11,8 +11,10 @@ import {
   invalid,
   notFound,
   type FieldIssue,
+  unavailable,
 } from '../../lib/errors.js';
 import { nestsDeeperThan } from '../../lib/json-depth.js';
+import { isDatabaseUnavailable } from '../../lib/pg-errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
@@ -216,6 +218,13 @@ export class EbusService {
           : refused(outcome.error);
       }),
     );
+    // Nothing applied because the database is away: the whole call is retried later (503).
+    if (
+      results.every((r) => r.status === 'refused') &&
+      results.some((r) => r.status === 'refused' && r.error.code === Code.UNAVAILABLE)
+    ) {
+      throw unavailable();
+    }
     return { results };
   }
 
@@ -288,6 +297,7 @@ export class EbusService {
 }
 
 function refused(err: unknown): BatchResult {
+  if (isDatabaseUnavailable(err)) err = unavailable();
   if (err instanceof AppError) {
     return { status: 'refused', error: { code: err.code, message: err.message } };
   }
