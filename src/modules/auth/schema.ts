@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { BASE64URL_MAYBE_PADDED } from '../../lib/base64url.js';
 
 // Shapes shared by every sign-in route (design.md §4).
 
@@ -77,8 +78,9 @@ export const GoogleInput = Type.Object(
   { additionalProperties: false },
 );
 
-// WebAuthn responses as a browser's `credential.toJSON()` serialises them.
-const B64url = (maxLength: number) => Type.String({ maxLength, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
+// WebAuthn responses as a browser's `credential.toJSON()` serialises them; base64url with or
+// without padding (the service unpads before use).
+const B64url = (maxLength: number) => Type.String({ maxLength, pattern: BASE64URL_MAYBE_PADDED });
 const CredentialCommon = {
   id: B64url(1024),
   rawId: B64url(1024),
