@@ -87,6 +87,66 @@ describe('POST /organizations/wallets', () => {
     expect(res.json()).toMatchObject({ code: 6 });
   });
 
+  it('joins the organization given as member where it allows self sign-up', async () => {
+    const open = await createOrganization(svc, { allowSelfSignup: true });
+    const email = uniqueEmail();
+    const res = await post('/organizations/wallets', {
+      email,
+      password: 'a long password',
+      organization_id: open,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const tokens = res.json<Tokens>();
+    expect(tokens.wallet.organization_id).toBe(open);
+    const me = await get('/wallets/me', bearer(tokens));
+    expect(me.json()).toMatchObject({ email, organization_id: open, roles: ['member'] });
+  });
+
+  it('refuses an organization without self sign-up (403 code 7) and creates nothing', async () => {
+    const closed = await createOrganization(svc, { allowSelfSignup: false });
+    const email = uniqueEmail();
+    const res = await post('/organizations/wallets', {
+      email,
+      password: 'a long password',
+      organization_id: closed,
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ code: 7 });
+    const { rows } = await svc.container.db.execute(
+      sql`SELECT id FROM wallets WHERE email = ${email}`,
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it('answers 404 code 5 for a missing organization', async () => {
+    const res = await post('/organizations/wallets', {
+      email: uniqueEmail(),
+      password: 'a long password',
+      organization_id: 'org_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ code: 5 });
+  });
+
+  it.each([
+    'org_x',
+    'nonsense',
+    'org_01jzzzzzzzzzzzzzzzzzzzzzzz',
+    'wal_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+    42,
+  ])('refuses the malformed organization id %j with 400 code 3', async (organization_id) => {
+    const res = await post('/organizations/wallets', {
+      email: uniqueEmail(),
+      password: 'a long password',
+      organization_id,
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      code: 3,
+      details: { fields: [expect.objectContaining({ field: 'organization_id' })] },
+    });
+  });
+
   it.each([
     ['no email or phone', { password: 'a long password' }],
     ['no password', { email: 'x@example.test' }],

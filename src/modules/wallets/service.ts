@@ -51,9 +51,18 @@ export class WalletService {
     private readonly accounts: Accounts,
   ) {}
 
-  /** `POST /organizations/wallets`: a standalone, unconfirmed account in no organization. */
+  /**
+   * `POST /organizations/wallets`: an unconfirmed account, standalone (in no organization) or,
+   * with `organization_id`, a `member` of an organization that allows self sign-up.
+   */
   async registerStandalone(
-    input: { email?: string; phone_number?: string; password: string; name?: string },
+    input: {
+      email?: string;
+      phone_number?: string;
+      password: string;
+      name?: string;
+      organization_id?: string;
+    },
     client: ClientContext,
   ): Promise<TokenResponse> {
     if (input.email === undefined && input.phone_number === undefined) {
@@ -64,6 +73,10 @@ export class WalletService {
     const email = input.email === undefined ? null : normaliseEmail(input.email);
     const phoneNumber =
       input.phone_number === undefined ? null : normalisePhone(input.phone_number);
+    // Refused before anything is made (or a password hashed) when the wallet could not join.
+    if (input.organization_id !== undefined) {
+      await this.accounts.requireOpenOrganization(this.db, input.organization_id);
+    }
     const passwordHash = await hashPassword(input.password);
     return this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {
@@ -72,7 +85,7 @@ export class WalletService {
         name: input.name?.trim() || null,
         passwordHash,
       });
-      return this.accounts.signIn(tx, wallet.id, undefined, client);
+      return this.accounts.signIn(tx, wallet.id, input.organization_id, client);
     });
   }
 
