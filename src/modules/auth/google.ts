@@ -2,7 +2,7 @@ import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { conflict, failedPrecondition, unauthenticated } from '../../lib/errors.js';
+import { failedPrecondition, unauthenticated } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Accounts, ClientContext } from '../wallets/accounts.js';
 import * as repo from '../wallets/repo.js';
@@ -78,17 +78,12 @@ export class GoogleSignIn {
       const now = this.clock.now();
       let walletId = (await repo.findCredentialByExternalId(tx, 'google', sub))?.wallet_id;
       if (!walletId) {
-        const existing = await repo.findWallet(tx, { email });
-        if (existing && !existing.email_confirmed_at) {
-          // Linking to an account whose email nobody proved would hand it to whoever made
-          // it; its owner confirms the email first.
-          throw conflict(
-            'an account with this email exists; sign in to it and confirm the email first',
-          );
-        }
+        // Only the wallet that proved the email is linked. Wallets that merely name it were
+        // made by someone who never proved it (perhaps not its owner): Google's proof makes
+        // a new wallet that holds the email, and theirs can then never confirm it.
+        const holder = await repo.findHolder(tx, { channel: 'email', email });
         walletId =
-          existing?.id ??
-          (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
+          holder?.id ?? (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
         await repo.insertCredential(tx, {
           id: newId('credential'),
           walletId,

@@ -78,7 +78,7 @@ export class WalletService {
       await this.accounts.requireOpenOrganization(this.db, input.organization_id);
     }
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (tx) => {
+    const tokens = await this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {
         email,
         phoneNumber,
@@ -87,6 +87,11 @@ export class WalletService {
       });
       return this.accounts.signIn(tx, wallet.id, input.organization_id, client);
     });
+    await this.accounts.notices.signedUp(tokens.wallet.id, [
+      ...(email === null ? [] : [{ channel: 'email' as const, email }]),
+      ...(phoneNumber === null ? [] : [{ channel: 'sms' as const, phoneNumber }]),
+    ]);
+    return tokens;
   }
 
   /**
@@ -107,7 +112,7 @@ export class WalletService {
       throw forbidden('this organization does not allow self sign-up');
     }
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {
         email: contact.email ?? null,
         phoneNumber: contact.phoneNumber ?? null,
@@ -116,6 +121,8 @@ export class WalletService {
       const tokens = await this.accounts.signIn(tx, wallet.id, org.id, client, admitted);
       return { id: wallet.id, ...tokens };
     });
+    await this.accounts.notices.signedUp(created.id, [contact]);
+    return created;
   }
 
   /** `GET /wallets/me`. */
