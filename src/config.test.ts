@@ -10,7 +10,25 @@ describe('config', () => {
     expect(c.dataDir).toBe(path.resolve('./data'));
     expect(c.storage.dir).toBe(path.resolve('./data/files'));
     expect(c.bodyLimitBytes).toBe(1024 * 1024);
-    expect(c.webauthn.origins).toEqual(['http://localhost:8080', 'http://127.0.0.1:8080']);
+    expect(c.webauthn.origins).toEqual(['http://localhost:8080']);
+  });
+
+  it('refuses passkey origins that cannot use the RP id, naming the variable', () => {
+    expect(() => loadConfig({ WEBAUTHN_ORIGINS: 'http://127.0.0.1:8080' })).toThrow(
+      /WEBAUTHN_ORIGINS.*127\.0\.0\.1/,
+    );
+    expect(() =>
+      loadConfig({ WEBAUTHN_RP_ID: 'example.com', WEBAUTHN_ORIGINS: 'https://example.org' }),
+    ).toThrow(/WEBAUTHN_ORIGINS/);
+    expect(() => loadConfig({ WEBAUTHN_ORIGINS: 'http://localhost:8080/path' })).toThrow(
+      /WEBAUTHN_ORIGINS/,
+    );
+    expect(() => loadConfig({ WEBAUTHN_ORIGINS: 'not a url' })).toThrow(/WEBAUTHN_ORIGINS/);
+    const c = loadConfig({
+      WEBAUTHN_RP_ID: 'example.com',
+      WEBAUTHN_ORIGINS: 'https://example.com, https://app.example.com:8443',
+    });
+    expect(c.webauthn.origins).toEqual(['https://example.com', 'https://app.example.com:8443']);
   });
 
   it('reads overrides', () => {

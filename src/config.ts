@@ -110,6 +110,35 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false`);
 }
 
+/**
+ * Origins allowed in passkey ceremonies. WebAuthn only lets an origin whose host is the RP
+ * id or a subdomain of it use that RP id, so any other origin could never work: refused at
+ * start rather than failing every ceremony later. (That is why `http://127.0.0.1:$PORT` is
+ * not a default: the default RP id is `localhost`.)
+ */
+function webauthnOrigins(env: Env, port: number): string[] {
+  const rpId = str(env, 'WEBAUTHN_RP_ID', 'localhost').toLowerCase();
+  const origins = list(env, 'WEBAUTHN_ORIGINS', [`http://localhost:${port}`]);
+  for (const origin of origins) {
+    let host: string;
+    try {
+      const url = new URL(origin);
+      if (url.origin !== origin) throw new Error('not an origin');
+      host = url.hostname;
+    } catch {
+      throw new ConfigError(
+        `WEBAUTHN_ORIGINS must hold origins such as https://app.example.com, got "${origin}"`,
+      );
+    }
+    if (host !== rpId && !host.endsWith(`.${rpId}`)) {
+      throw new ConfigError(
+        `WEBAUTHN_ORIGINS: ${origin} cannot use WEBAUTHN_RP_ID ${rpId} (its host must be the RP id or a subdomain of it)`,
+      );
+    }
+  }
+  return origins;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
@@ -160,10 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     webauthn: {
       rpId: str(env, 'WEBAUTHN_RP_ID', 'localhost'),
       rpName: str(env, 'WEBAUTHN_RP_NAME', 'Object Network Service'),
-      origins: list(env, 'WEBAUTHN_ORIGINS', [
-        `http://localhost:${port}`,
-        `http://127.0.0.1:${port}`,
-      ]),
+      origins: webauthnOrigins(env, port),
     },
     google: {
       jwksUrl: str(env, 'GOOGLE_JWKS_URL', 'https://www.googleapis.com/oauth2/v3/certs'),

@@ -60,6 +60,7 @@ export async function createService(
       // In-flight requests finish first (they may still need the workers, e.g. the event
       // bus committer or the last-used recorder); then the workers drain and stop.
       await app.close();
+      await container.identity.accounts.notices.idle();
       await Promise.all(container.workers.map((w) => w.stop()));
       await container.rateLimitStore.close();
     },

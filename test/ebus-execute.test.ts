@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember } from './helpers/fixtures.js';
+import { padCredential } from './helpers/identity.js';
 import { vectorPath } from './support/vectors.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import {
@@ -275,6 +276,24 @@ describe('POST /ebus/execute', () => {
       sql`SELECT sign_count FROM credentials WHERE id = ${signer.credentialRowId}`,
     );
     expect(Number(rows[0]!.sign_count)).toBe(1);
+  });
+
+  it('accepts a passkey signature whose base64url fields are padded', async () => {
+    const { orgId, templateId } = await setup();
+    const signer = await createPasskeySigner(svc, { orgId, role: 'member' });
+    const body = signPasskey(svc, signer, {
+      name: 'mint',
+      params: { template_id: templateId },
+      nonce: 0,
+    });
+    const credential = padCredential(body.signature.credential);
+    expect(credential.id).not.toBe(body.signature.credential.id);
+    const res = await post('/ebus/execute', signer.headers, {
+      ...body,
+      signature: { type: 'webauthn', credential },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().action.signature_type).toBe('webauthn');
   });
 
   it('refuses a viewer with 403 code 7 and no credential with 401 code 16', async () => {

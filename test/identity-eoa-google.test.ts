@@ -280,13 +280,27 @@ describe('POST /auth/provider/google', () => {
     expect(res.json<Tokens>().wallet.organization_id).toBe(open);
   });
 
-  it('refuses to take over an account whose email nobody confirmed (409 code 6)', async () => {
+  // Issue 14 changed this from 409 code 6: an unconfirmed account does not hold its email, so
+  // it must not keep the email's owner out either.
+  it('does not take over an account whose email nobody confirmed: a new wallet holds the email', async () => {
     const acct = await signUp(svc);
     const res = await post('/auth/provider/google', {
       id_token: await idToken({ email: acct.email }),
     });
-    expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ code: 6 });
+    expect(res.statusCode).toBe(200);
+    const tokens = res.json<Tokens>();
+    expect(tokens.wallet.id).not.toBe(acct.wallet.id);
+    const me = await svc.app.inject({ method: 'GET', url: '/wallets/me', headers: bearer(tokens) });
+    expect(me.json()).toMatchObject({ email: acct.email, email_confirmed: true });
+    const theirs = await svc.app.inject({
+      method: 'GET',
+      url: '/wallets/me',
+      headers: bearer(acct),
+    });
+    expect(theirs.json()).toMatchObject({ email: acct.email, email_confirmed: false });
+    expect(
+      theirs.json<{ credentials: { type: string }[] }>().credentials.map((c) => c.type),
+    ).toEqual(['password']);
   });
 
   it('refuses an expired token', async () => {

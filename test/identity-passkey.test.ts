@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { createOrganization } from './helpers/fixtures.js';
-import { bearer, expectNoSecrets, signUp, type Tokens } from './helpers/identity.js';
+import {
+  bearer,
+  expectNoSecrets,
+  pad,
+  padCredential,
+  signUp,
+  type Tokens,
+} from './helpers/identity.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import { SoftAuthenticator, type SoftOverrides } from './support/soft-authenticator.js';
 
@@ -398,5 +405,75 @@ describe('credentials of the signed-in wallet', () => {
       bearer(acct),
     );
     expect(pk.statusCode).toBe(400);
+  });
+});
+
+describe('padded base64url', () => {
+  it('registers with a padded credential and signs in with a padded assertion', async () => {
+    const auth = new SoftAuthenticator();
+    const options = (
+      await get('/wallets/connect/passkey/register/options')
+    ).json<CreationOptions>();
+    const sent = padCredential(auth.createCredential(options));
+    expect(sent.id).toMatch(/=$/);
+    const reg = await post('/wallets/connect/passkey/register/verify', {
+      credential: sent,
+      organization_id: openOrg,
+    });
+    expect(reg.statusCode, reg.body).toBe(200);
+    const wallet = reg.json<Tokens>().wallet;
+    const login = await post('/wallets/connect/passkey/login/verify', {
+      credential: padCredential(auth.getAssertion(await loginOptions())),
+    });
+    expect(login.statusCode, login.body).toBe(200);
+    expect(login.json<Tokens>().wallet).toEqual(wallet);
+    // The unpadded form of the same credential signs in to the same wallet.
+    const bare = await post('/wallets/connect/passkey/login/verify', {
+      credential: auth.getAssertion(await loginOptions()),
+    });
+    expect(bare.json<Tokens>().wallet).toEqual(wallet);
+  });
+
+  it('accepts an id padded while rawId is not', async () => {
+    const { auth, res } = await registerPasskey();
+    const credential = auth.getAssertion(await loginOptions());
+    const login = await post('/wallets/connect/passkey/login/verify', {
+      credential: { ...credential, id: pad(credential.id) },
+    });
+    expect(login.statusCode, login.body).toBe(200);
+    expect(login.json<Tokens>().wallet.id).toBe(res.json<Tokens>().wallet.id);
+  });
+
+  it('adds a passkey to the signed-in wallet whose id alone is padded', async () => {
+    const acct = await signUp(svc);
+    const auth = new SoftAuthenticator();
+    const options = (
+      await get('/wallets/me/credentials/passkey/options', bearer(acct))
+    ).json<CreationOptions>();
+    const credential = padCredential(auth.createCredential(options));
+    const added = await post(
+      '/wallets/me/credentials/passkey',
+      { credential: { ...credential, rawId: credential.rawId.replace(/=+$/, '') } },
+      bearer(acct),
+    );
+    expect(added.statusCode, added.body).toBe(200);
+    const login = await post('/wallets/connect/passkey/login/verify', {
+      credential: auth.getAssertion(await loginOptions()),
+    });
+    expect(login.json<Tokens>().wallet.id).toBe(acct.wallet.id);
+  });
+
+  it('refuses more padding than base64url can have, or padding inside, with 400 code 3', async () => {
+    const { auth } = await registerPasskey();
+    const credential = auth.getAssertion(await loginOptions());
+    for (const bad of [
+      { ...credential, id: `${credential.id}===` },
+      { ...credential, rawId: `${credential.rawId.slice(0, 4)}=${credential.rawId.slice(4)}` },
+      { ...credential, response: { ...credential.response, signature: '=abc' } },
+    ]) {
+      const res = await post('/wallets/connect/passkey/login/verify', { credential: bad });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ code: 3 });
+    }
   });
 });

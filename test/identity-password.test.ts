@@ -1,7 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMember, createOrganization } from './helpers/fixtures.js';
-import { bearer, expectNoSecrets, signUp, uniqueEmail, type Tokens } from './helpers/identity.js';
+import {
+  bearer,
+  expectNoSecrets,
+  lastCode,
+  signUp,
+  uniqueEmail,
+  type Tokens,
+} from './helpers/identity.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 let svc: TestService;
@@ -67,24 +74,93 @@ describe('POST /organizations/wallets', () => {
     expect(me.json()).toMatchObject({ phone_number: '+442079460958', email: null });
   });
 
-  it('refuses a duplicate email, whatever its case, with 409 code 6', async () => {
-    const { email } = await signUp(svc);
+  // Issue 14 changed these two from 409 code 6: a taken address must not be told apart.
+  it('answers a duplicate email, whatever its case, as a new one: another wallet, its own password', async () => {
+    const first = await signUp(svc);
     const res = await post('/organizations/wallets', {
-      email: email.toUpperCase(),
+      email: first.email.toUpperCase(),
       password: 'another password',
     });
-    expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ code: 6 });
+    expect(res.statusCode).toBe(200);
+    const second = res.json<Tokens>();
+    expect(second.wallet.id).not.toBe(first.wallet.id);
+    const asFirst = await post('/auth/login', { email: first.email, password: first.password });
+    expect(asFirst.json<Tokens>().wallet.id).toBe(first.wallet.id);
+    const asSecond = await post('/auth/login', {
+      email: first.email,
+      password: 'another password',
+    });
+    expect(asSecond.json<Tokens>().wallet.id).toBe(second.wallet.id);
   });
 
-  it('refuses a duplicate phone number with 409 code 6', async () => {
-    await signUp(svc, { phone_number: '+14155550101' });
+  it('answers a duplicate phone number as a new one', async () => {
+    const first = await signUp(svc, { phone_number: '+14155550101' });
     const res = await post('/organizations/wallets', {
       phone_number: '+14155550101',
       password: 'another password',
     });
-    expect(res.statusCode).toBe(409);
-    expect(res.json()).toMatchObject({ code: 6 });
+    expect(res.statusCode).toBe(200);
+    expect(res.json<Tokens>().wallet.id).not.toBe(first.wallet.id);
+  });
+
+  it('joins the organization given as member where it allows self sign-up', async () => {
+    const open = await createOrganization(svc, { allowSelfSignup: true });
+    const email = uniqueEmail();
+    const res = await post('/organizations/wallets', {
+      email,
+      password: 'a long password',
+      organization_id: open,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const tokens = res.json<Tokens>();
+    expect(tokens.wallet.organization_id).toBe(open);
+    const me = await get('/wallets/me', bearer(tokens));
+    expect(me.json()).toMatchObject({ email, organization_id: open, roles: ['member'] });
+  });
+
+  it('refuses an organization without self sign-up (403 code 7) and creates nothing', async () => {
+    const closed = await createOrganization(svc, { allowSelfSignup: false });
+    const email = uniqueEmail();
+    const res = await post('/organizations/wallets', {
+      email,
+      password: 'a long password',
+      organization_id: closed,
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ code: 7 });
+    const { rows } = await svc.container.db.execute(
+      sql`SELECT id FROM wallets WHERE email = ${email}`,
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it('answers 404 code 5 for a missing organization', async () => {
+    const res = await post('/organizations/wallets', {
+      email: uniqueEmail(),
+      password: 'a long password',
+      organization_id: 'org_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ code: 5 });
+  });
+
+  it.each([
+    'org_x',
+    'nonsense',
+    'org_01jzzzzzzzzzzzzzzzzzzzzzzz',
+    'wal_01JZZZZZZZZZZZZZZZZZZZZZZZ',
+    42,
+  ])('refuses the malformed organization id %j with 400 code 3', async (organization_id) => {
+    const res = await post('/organizations/wallets', {
+      email: uniqueEmail(),
+      password: 'a long password',
+      organization_id,
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      code: 3,
+      details: { fields: [expect.objectContaining({ field: 'organization_id' })] },
+    });
   });
 
   it.each([
@@ -328,7 +404,8 @@ describe('POST /wallets', () => {
     expect(elsewhere.statusCode).toBe(403);
   });
 
-  it('answers 404 code 5 for a missing organization and 409 code 6 for a taken email', async () => {
+  // Issue 14 changed the taken email from 409 code 6 to an answer like any other.
+  it('answers 404 code 5 for a missing organization, and a taken email as a new one', async () => {
     const missing = await post('/wallets', {
       organization_id: 'org_01JZZZZZZZZZZZZZZZZZZZZZZZ',
       email: uniqueEmail(),
@@ -343,8 +420,8 @@ describe('POST /wallets', () => {
       email: acct.email,
       password: 'a long password',
     });
-    expect(dup.statusCode).toBe(409);
-    expect(dup.json()).toMatchObject({ code: 6 });
+    expect(dup.statusCode).toBe(200);
+    expect(dup.json<Tokens & { id: string }>().id).not.toBe(acct.wallet.id);
   });
 
   it.each([
@@ -365,7 +442,8 @@ describe('POST /wallets', () => {
     expect(res.json()).toMatchObject({ code: 3 });
   });
 
-  it('binds accepted invitations for the email to the new wallet', async () => {
+  // Issue 14: the binding waits for the new wallet to prove the email (it used to be at once).
+  it('binds accepted invitations for the email to the new wallet once it confirms the email', async () => {
     const org = await createOrganization(svc);
     const email = uniqueEmail('invited');
     const now = svc.clock.now();
@@ -373,6 +451,15 @@ describe('POST /wallets', () => {
       (id, organization_id, wallet_id, email, role, status, created_at, updated_at)
       VALUES ('mem_01JINVITE0000000000000000', ${org}, NULL, ${email}, 'admin', 'active', ${now}, ${now})`);
     const acct = await signUp(svc, { email: email.toUpperCase() });
+    const before = await post('/auth/login', {
+      email,
+      password: acct.password,
+      organization_id: org,
+    });
+    expect(before.statusCode).toBe(403);
+    await post('/auth/verification-code', {}, bearer(acct));
+    const code = await lastCode(svc, email);
+    expect((await post('/auth/verify', { code }, bearer(acct))).statusCode).toBe(200);
     const res = await post('/auth/login', { email, password: acct.password, organization_id: org });
     expect(res.statusCode).toBe(200);
     const me = await get('/wallets/me', bearer(res.json<Tokens>()));

@@ -64,7 +64,7 @@ describe('invitations', () => {
     expect(again.json().code).toBe(5);
   });
 
-  it('confirms an email without a wallet yet: active with no wallet until that email signs up', async () => {
+  it('confirms an email without a wallet yet: active with no wallet until a wallet confirms that email', async () => {
     const owner = await createMember(svc);
     const { id, token } = await invite(owner, 'not-yet@example.test');
     const res = await confirm(owner.orgId, token, id);

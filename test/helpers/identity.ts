@@ -71,3 +71,19 @@ export function sessionIdOf(accessToken: string): string {
   };
   return payload.sid;
 }
+
+/** base64url with the `=` padding some clients add. */
+export function pad(value: string): string {
+  return value + '='.repeat((4 - (value.length % 4)) % 4);
+}
+
+/** A WebAuthn credential JSON with `id`, `rawId` and every text field of `response` padded. */
+export function padCredential<T extends { id: string; rawId: string; response: object }>(
+  credential: T,
+): T {
+  const response: Record<string, unknown> = { ...credential.response };
+  for (const [key, value] of Object.entries(response)) {
+    if (typeof value === 'string') response[key] = pad(value);
+  }
+  return { ...credential, id: pad(credential.id), rawId: pad(credential.rawId), response };
+}

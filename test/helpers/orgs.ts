@@ -86,7 +86,10 @@ export async function lastMessageTo(svc: TestService, email: string) {
   return rows[0] ?? null;
 }
 
-/** A signed-in standalone account: a wallet in no organization yet (design.md §4). */
+/**
+ * A signed-in standalone account: a wallet in no organization yet (design.md §4), whose email
+ * is confirmed (invitations bind only to such a wallet).
+ */
 export async function createStandaloneAccount(svc: TestService) {
   const { newId } = await import('../../src/lib/ids.js');
   const { addressForWalletId } = await import('../../src/lib/address.js');
@@ -94,8 +97,9 @@ export async function createStandaloneAccount(svc: TestService) {
   const email = `${walletId.toLowerCase()}@example.test`;
   const now = svc.clock.now();
   const db = svc.container.db;
-  await db.execute(sql`INSERT INTO wallets (id, address, email, created_at, updated_at)
-    VALUES (${walletId}, ${addressForWalletId(walletId)}, ${email}, ${now}, ${now})`);
+  await db.execute(sql`INSERT INTO wallets
+      (id, address, email, email_confirmed_at, created_at, updated_at)
+    VALUES (${walletId}, ${addressForWalletId(walletId)}, ${email}, ${now}, ${now}, ${now})`);
   const tokens = await svc.container.sessions.issue(db, { walletId, orgId: null });
   return { walletId, email, headers: { authorization: `Bearer ${tokens.access_token}` } };
 }

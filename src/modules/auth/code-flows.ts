@@ -1,4 +1,4 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { failedPrecondition, invalid, tooManyRequests, unauthenticated } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -30,11 +30,11 @@ export class CodeFlows {
   async sendVerification(auth: AuthContext): Promise<void> {
     const wallet = await repo.findWallet(this.db, { id: auth.walletId });
     if (!wallet) throw unauthenticated('wallet not found');
-    let target: { channel: 'email' | 'sms'; recipient: string } | null = null;
+    let target: Contact | null = null;
     if (wallet.email && !wallet.email_confirmed_at) {
-      target = { channel: 'email', recipient: wallet.email };
+      target = { channel: 'email', email: wallet.email };
     } else if (wallet.phone_number && !wallet.phone_confirmed_at) {
-      target = { channel: 'sms', recipient: wallet.phone_number };
+      target = { channel: 'sms', phoneNumber: wallet.phone_number };
     }
     if (!target) {
       throw failedPrecondition(
@@ -43,7 +43,18 @@ export class CodeFlows {
           : 'this account has no email address or phone number to confirm',
       );
     }
-    const sent = await this.codes.send({ purpose: 'verification', walletId: wallet.id, ...target });
+    const holder = await repo.findHolder(this.db, target);
+    // Another wallet proved this address: a code could never confirm it here, so its holder
+    // is told instead, and the caller gets the same answer (and limit) as for a code.
+    const sent =
+      holder && holder.id !== wallet.id
+        ? await this.accounts.notices.send(target, 'confirmation-attempt')
+        : await this.codes.send({
+            purpose: 'verification',
+            walletId: wallet.id,
+            channel: target.channel,
+            recipient: recipientOf(target),
+          });
     if (!sent) throw tooManyRequests('too many codes sent to this address; try again later', 3600);
   }
 
@@ -59,8 +70,11 @@ export class CodeFlows {
     for (const recipient of candidates) {
       const hit = await this.codes.consume({ purpose: 'verification', recipient, code });
       if (hit && hit.walletId === wallet.id) {
-        await repo.confirmContact(this.db, wallet.id, hit.channel, this.clock.now());
-        return;
+        const proof = await this.db.transaction((tx) =>
+          this.accounts.confirmAddress(tx, wallet.id, hit.channel),
+        );
+        if (proof === 'confirmed' || proof === 'already') return;
+        break; // another wallet confirmed the address since the code was sent
       }
     }
     throw invalid(WRONG_CODE, [{ field: 'code', reason: 'is wrong, used or expired' }]);
@@ -69,7 +83,7 @@ export class CodeFlows {
   /** `POST /auth/password-reset`: sends a code when the account exists; answers alike. */
   async requestPasswordReset(rawEmail: string): Promise<void> {
     const email = normaliseEmail(rawEmail);
-    const wallet = await repo.findWallet(this.db, { email });
+    const wallet = await this.accountOf({ channel: 'email', email });
     if (!wallet) return;
     await this.codes.send({
       purpose: 'password_reset',
@@ -81,7 +95,8 @@ export class CodeFlows {
 
   /**
    * `POST /auth/password-reset/confirm`: sets the new password, ends every session of the
-   * wallet and opens a new one (the only one left).
+   * wallet and opens a new one (the only one left). When the code is the first proof of the
+   * address, the wallet's other credentials go too (`handOver`).
    */
   async confirmPasswordReset(
     input: { email: string; code: string; password: string },
@@ -97,6 +112,10 @@ export class CodeFlows {
     const passwordHash = await hashPassword(input.password);
     return this.db.transaction(async (tx) => {
       const now = this.clock.now();
+      // The code proved control of the address.
+      const proof = await this.accounts.confirmAddress(tx, hit.walletId, 'email');
+      if (proof === 'held' || proof === 'none') throw unauthenticated(WRONG_CODE);
+      if (proof === 'confirmed') await this.handOver(tx, hit.walletId, ['password']);
       await repo.setPasswordHash(tx, hit.walletId, passwordHash, now);
       const creds = await repo.listCredentials(tx, hit.walletId);
       if (!creds.some((c) => c.type === 'password')) {
@@ -109,8 +128,6 @@ export class CodeFlows {
           now,
         });
       }
-      // The code proved control of the address.
-      await repo.confirmContact(tx, hit.walletId, 'email', now);
       await this.sessions.endAllOf(tx, hit.walletId, 'password_reset');
       return this.accounts.signIn(tx, hit.walletId, undefined, client);
     });
@@ -119,7 +136,7 @@ export class CodeFlows {
   /** `POST /auth/otp`: a sign-in code to the account's address; answers alike either way. */
   async requestOtp(input: { email?: string; phone_number?: string }): Promise<void> {
     const contact = oneContact(input);
-    const wallet = await this.walletOf(contact);
+    const wallet = await this.accountOf(contact);
     if (!wallet) return;
     await this.codes.send({
       purpose: 'otp',
@@ -129,7 +146,11 @@ export class CodeFlows {
     });
   }
 
-  /** `POST /auth/otp/verify`: signs in with the code; it also confirms the address. */
+  /**
+   * `POST /auth/otp/verify`: signs in with the code; it also confirms the address. When it is
+   * the first proof of the address, the wallet is handed over (`handOver`): its password and
+   * other credentials go and its sessions end.
+   */
   async verifyOtp(
     input: { email?: string; phone_number?: string; code: string; organization_id?: string },
     client: ClientContext,
@@ -142,15 +163,32 @@ export class CodeFlows {
     });
     if (!hit) throw unauthenticated(WRONG_CODE);
     return this.db.transaction(async (tx) => {
-      await repo.confirmContact(tx, hit.walletId, hit.channel, this.clock.now());
+      const proof = await this.accounts.confirmAddress(tx, hit.walletId, hit.channel);
+      if (proof === 'held' || proof === 'none') throw unauthenticated(WRONG_CODE);
+      if (proof === 'confirmed') {
+        await this.handOver(tx, hit.walletId, []);
+        await this.sessions.endAllOf(tx, hit.walletId, 'address_proven');
+      }
       return this.accounts.signIn(tx, hit.walletId, input.organization_id, client);
     });
   }
 
-  private walletOf(contact: Contact) {
-    return repo.findWallet(
-      this.db,
-      contact.channel === 'email' ? { email: contact.email } : { phoneNumber: contact.phoneNumber },
-    );
+  /**
+   * The account a sign-in code for this address is for: the wallet that confirmed it, else the
+   * oldest that names it (a later sign-up cannot redirect the codes of an earlier one).
+   */
+  private async accountOf(contact: Contact) {
+    return (await repo.findNaming(this.db, contact, 1))[0] ?? null;
+  }
+
+  /**
+   * A code proved the address for the first time, from someone not signed in. Whoever made the
+   * wallet had not proven it, so nothing they set up may stay (account pre-hijacking): every
+   * credential goes but the `keep` types (the caller ends the sessions).
+   */
+  private async handOver(tx: Executor, walletId: string, keep: repo.CredentialType[]) {
+    const now = this.clock.now();
+    await repo.removeCredentialsExcept(tx, walletId, keep, now);
+    if (!keep.includes('password')) await repo.setPasswordHash(tx, walletId, null, now);
   }
 }

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { conflict, failedPrecondition, unauthenticated } from '../../lib/errors.js';
+import { failedPrecondition, unauthenticated } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { Accounts, ClientContext } from '../wallets/accounts.js';
 import * as repo from '../wallets/repo.js';
@@ -80,17 +80,12 @@ export class GoogleSignIn {
       let walletId = linked?.wallet_id;
       let credentialId = linked?.id;
       if (!walletId || !credentialId) {
-        const existing = await repo.findWallet(tx, { email });
-        if (existing && !existing.email_confirmed_at) {
-          // Linking to an account whose email nobody proved would hand it to whoever made
-          // it; its owner confirms the email first.
-          throw conflict(
-            'an account with this email exists; sign in to it and confirm the email first',
-          );
-        }
+        // Only the wallet that proved the email is linked. Wallets that merely name it were
+        // made by someone who never proved it (perhaps not its owner): Google's proof makes
+        // a new wallet that holds the email, and theirs can then never confirm it.
+        const holder = await repo.findHolder(tx, { channel: 'email', email });
         walletId =
-          existing?.id ??
-          (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
+          holder?.id ?? (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
         credentialId = newId('credential');
         await repo.insertCredential(tx, {
           id: credentialId,

@@ -4,6 +4,7 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { MessageSender } from '../notify/sender.js';
 import { Accounts } from '../wallets/accounts.js';
+import { AddressNotices } from '../wallets/address-notices.js';
 import { WalletService } from '../wallets/service.js';
 import { CodeFlows } from './code-flows.js';
 import { CodeStore } from './codes.js';
@@ -38,7 +39,8 @@ export function createIdentity(deps: {
   sender: MessageSender;
 }): Identity {
   const { config, db, clock, logger } = deps;
-  const accounts = new Accounts(clock, deps.sessions);
+  const notices = new AddressNotices(db, clock, deps.sender, logger);
+  const accounts = new Accounts(clock, deps.sessions, notices);
   const throttle = new PgSignInThrottle(db, clock, policyOfKey);
   const codes = new CodeStore(db, clock, deps.sender);
   const sessions = new SessionManager(db, clock, deps.sessions);

@@ -12,6 +12,7 @@ import {
 } from '@simplewebauthn/server';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Executor } from '../../db/pool.js';
+import { unpadCredential } from '../../lib/base64url.js';
 import type { Clock } from '../../lib/clock.js';
 import { conflict, unauthenticated } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -85,12 +86,13 @@ export class PasskeyService {
 
   /** Verifies the new credential, creates the wallet in the organization and signs in. */
   async registerVerify(
-    credential: RegistrationResponseJSON,
+    sent: RegistrationResponseJSON,
     orgId: string,
     client: ClientContext,
   ): Promise<TokenResponse> {
     // A new wallet always joins: refuse before spending the challenge when it cannot.
     await this.accounts.requireOpenOrganization(this.db, orgId);
+    const credential = unpadCredential(sent);
     const challenge = challengeOf(credential);
     await this.consumeChallenge(this.db, challenge, 'register', null);
     const verified = await this.verifyRegistration(credential, challenge);
@@ -118,10 +120,12 @@ export class PasskeyService {
   }
 
   async loginVerify(
-    credential: AuthenticationResponseJSON,
+    sent: AuthenticationResponseJSON,
     orgId: string | undefined,
     client: ClientContext,
   ): Promise<TokenResponse> {
+    // Stored credential ids are unpadded: a padded id would otherwise find nothing.
+    const credential = unpadCredential(sent);
     const challenge = challengeOf(credential);
     await this.consumeChallenge(this.db, challenge, 'login', null);
     const stored = await repo.findCredentialByExternalId(this.db, 'passkey', credential.id);
@@ -166,10 +170,8 @@ export class PasskeyService {
     return options;
   }
 
-  async linkVerify(
-    auth: AuthContext,
-    credential: RegistrationResponseJSON,
-  ): Promise<{ id: string }> {
+  async linkVerify(auth: AuthContext, sent: RegistrationResponseJSON): Promise<{ id: string }> {
+    const credential = unpadCredential(sent);
     const challenge = challengeOf(credential);
     await this.consumeChallenge(this.db, challenge, 'link', auth.walletId);
     const verified = await this.verifyRegistration(credential, challenge);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import { tooManyRequests, unauthenticated } from '../../lib/errors.js';
 import type { Accounts, ClientContext } from '../wallets/accounts.js';
-import { oneContact, recipientOf } from '../wallets/contact.js';
+import { oneContact, recipientOf, type Contact } from '../wallets/contact.js';
 import * as repo from '../wallets/repo.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignInThrottle } from './throttle.js';
@@ -17,6 +17,9 @@ export function hashPassword(password: string): Promise<string> {
 }
 
 let dummyHash: Promise<string> | null = null;
+
+/** Wallets whose password one sign-in attempt checks (see `walletWithPassword`). */
+export const MAX_PASSWORD_CANDIDATES = 5;
 
 /**
  * Checks a password against a stored hash. With no hash (unknown account, or a wallet
@@ -57,12 +60,8 @@ export class PasswordLogin {
     const wait = await this.throttle.retryAfterSeconds(keys);
     if (wait > 0) throw tooManyRequests('too many failed sign-ins; try again later', wait);
 
-    const wallet = await repo.findWallet(
-      this.db,
-      contact.channel === 'email' ? { email: contact.email } : { phoneNumber: contact.phoneNumber },
-    );
-    const ok = await checkPassword(wallet?.password_hash ?? null, input.password);
-    if (!wallet || !ok) {
+    const wallet = await this.walletWithPassword(contact, input.password);
+    if (!wallet) {
       await this.throttle.recordFailure(keys);
       // One answer for an unknown account and a wrong password.
       throw unauthenticated('wrong email, phone number or password');
@@ -76,5 +75,24 @@ export class PasswordLogin {
         credentialId,
       });
     });
+  }
+
+  /**
+   * The wallet naming this address whose password this is. Several wallets may name an
+   * address (only one can have confirmed it), and each signs in with its own password: a
+   * sign-up with a taken address must work like any other, or signing in would tell that the
+   * address was taken. The holder is tried first, then the oldest others, at most
+   * MAX_PASSWORD_CANDIDATES hashes per attempt.
+   */
+  private async walletWithPassword(contact: Contact, password: string) {
+    const candidates = await repo.findNaming(this.db, contact, MAX_PASSWORD_CANDIDATES);
+    if (candidates.length === 0) {
+      await checkPassword(null, password);
+      return null;
+    }
+    for (const wallet of candidates) {
+      if (await checkPassword(wallet.password_hash, password)) return wallet;
+    }
+    return null;
   }
 }

@@ -1,4 +1,6 @@
 import { Type, type Static } from 'typebox';
+import { BASE64URL_MAYBE_PADDED } from '../../lib/base64url.js';
+import { ID_PREFIXES } from '../../lib/ids.js';
 
 // Shapes shared by every sign-in route (design.md §4).
 
@@ -28,7 +30,12 @@ export const Phone = Type.String({
 export const NewPassword = Type.String({ minLength: 8, maxLength: 256 });
 /** A password being checked: any non-empty value up to the same bound. */
 export const GivenPassword = Type.String({ minLength: 1, maxLength: 256 });
-export const OrganizationId = Type.String({ minLength: 1, maxLength: 64 });
+/** An organization id of design.md §3's shape; anything else is malformed (400 code 3). */
+export const OrganizationId = Type.String({
+  pattern: `^${ID_PREFIXES.organization}_[0-9A-HJKMNP-TV-Z]{26}$`,
+  maxLength: 64,
+  description: 'organization id (org_…)',
+});
 export const SixDigitCode = Type.String({ pattern: '^[0-9]{6}$', description: '6 digits' });
 
 export const LoginInput = Type.Object(
@@ -77,8 +84,9 @@ export const GoogleInput = Type.Object(
   { additionalProperties: false },
 );
 
-// WebAuthn responses as a browser's `credential.toJSON()` serialises them.
-const B64url = (maxLength: number) => Type.String({ maxLength, pattern: '^[A-Za-z0-9_-]*={0,2}$' });
+// WebAuthn responses as a browser's `credential.toJSON()` serialises them; base64url with or
+// without padding (the service unpads before use).
+const B64url = (maxLength: number) => Type.String({ maxLength, pattern: BASE64URL_MAYBE_PADDED });
 const CredentialCommon = {
   id: B64url(1024),
   rawId: B64url(1024),

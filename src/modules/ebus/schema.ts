@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { BASE64URL_MAYBE_PADDED } from '../../lib/base64url.js';
 import { ACTION_NAMES, ActionParams, Address } from '../objects/actions/params.js';
 import { ObjectRecordSchema } from '../objects/record.js';
 import { dateFilterProperties, listQueryProperties, ListEnvelope } from '../../lib/list.js';
@@ -30,7 +31,8 @@ export const SignedAction = Type.Object(
 );
 export type SignedAction = Static<typeof SignedAction>;
 
-const B64url = (max: number) => Type.String({ pattern: '^[A-Za-z0-9_-]*$', maxLength: max });
+// With or without padding: the service unpads before checking (the log keeps what was sent).
+const B64url = (max: number) => Type.String({ pattern: BASE64URL_MAYBE_PADDED, maxLength: max });
 
 /** AuthenticationResponseJSON as the browser's `credential.toJSON()` gives it. */
 const AssertionCredential = Type.Object(

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Executor } from '../../db/pool.js';
+import { unpadCredential } from '../../lib/base64url.js';
 import type { Clock } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import {
@@ -277,7 +278,11 @@ export class EbusService {
       orgId,
       wallet: action.wallet,
       text,
-      signature: body.signature,
+      // Passkey ids are stored unpadded; padded and unpadded base64url are treated alike.
+      signature:
+        body.signature.type === 'webauthn'
+          ? { type: 'webauthn', credential: unpadCredential(body.signature.credential) }
+          : body.signature,
     });
     if (!result.ok) throw result.error;
     return {

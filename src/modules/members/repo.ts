@@ -25,7 +25,11 @@ export type MemberRow = {
   updated_at: DbTime;
 };
 
-const COLUMNS = sql`m.id, m.organization_id, m.wallet_id, m.email,
+// A member's email is the one it was invited with until a wallet holds the membership, then
+// that wallet's email once it is confirmed: an address nobody proved is not shown as theirs.
+const COLUMNS = sql`m.id, m.organization_id, m.wallet_id,
+  CASE WHEN m.wallet_id IS NULL THEN m.email
+    WHEN w.email_confirmed_at IS NOT NULL THEN w.email END AS email,
   COALESCE(m.name, w.name) AS name, m.role, m.status, m.invite_token_hash,
   m.invite_expires_at, m.created_at, m.updated_at`;
 
@@ -109,7 +113,11 @@ export async function lockInvitationEmail(exec: Executor, orgId: string, email: 
   await exec.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`invite:${orgId}:${email}`}))`);
 }
 
-/** A live membership (invited or active) of that email, directly or through its wallet. */
+/**
+ * A live membership (invited or active) of that email: an invitation not yet bound to a
+ * wallet, or a wallet that confirmed the email. A wallet that only names it (unconfirmed)
+ * does not count, so it cannot stand in the way of inviting the address's owner.
+ */
 export async function findLiveByEmail(
   exec: Executor,
   orgId: string,
@@ -118,17 +126,19 @@ export async function findLiveByEmail(
   const { rows } = await exec.execute<{ id: string }>(sql`SELECT m.id FROM members m
     LEFT JOIN wallets w ON w.id = m.wallet_id
     WHERE m.organization_id = ${orgId} AND m.status <> 'removed'
-      AND (lower(m.email) = ${email} OR lower(w.email) = ${email})
+      AND ((m.wallet_id IS NULL AND lower(m.email) = ${email})
+        OR (w.email = ${email} AND w.email_confirmed_at IS NOT NULL))
     LIMIT 1`);
   return rows[0] ?? null;
 }
 
-export async function findWalletByEmail(
+/** The wallet that confirmed this email (invitations bind to nobody else). */
+export async function findHolderOfEmail(
   exec: Executor,
   email: string,
 ): Promise<{ id: string; name: string | null } | null> {
   const { rows } = await exec.execute<{ id: string; name: string | null }>(
-    sql`SELECT id, name FROM wallets WHERE lower(email) = ${email} LIMIT 1`,
+    sql`SELECT id, name FROM wallets WHERE email = ${email} AND email_confirmed_at IS NOT NULL`,
   );
   return rows[0] ?? null;
 }

@@ -187,7 +187,9 @@ export class MemberService {
   /**
    * Confirms an invitation (no credential: the token is the proof). A wrong, used or
    * expired token → 404 code 5. The membership becomes active and is bound to the wallet
-   * that has that email, when one exists; otherwise it is bound when that email signs up.
+   * that confirmed that email, when one has; otherwise to the first wallet that confirms it
+   * with a code later. A wallet that only names the email (unconfirmed) is never bound: the
+   * token shows that its reader can read the mailbox, not that the wallet belongs to them.
    */
   async confirmInvite(orgId: string, q: ConfirmInviteQuery): Promise<InviteConfirmation> {
     const now = this.clock.now();
@@ -203,7 +205,7 @@ export class MemberService {
         throw invitationNotFound();
       }
       if (asDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
-      const wallet = m.email ? await repo.findWalletByEmail(tx, m.email) : null;
+      const wallet = m.email ? await repo.findHolderOfEmail(tx, m.email.toLowerCase()) : null;
       if (wallet && (await repo.walletIsActiveMember(tx, orgId, wallet.id))) {
         throw conflict('the wallet with this email is already a member of this organization');
       }

@@ -5,6 +5,7 @@ import { conflict, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isUniqueViolation } from '../../lib/pg-errors.js';
 import type { SessionService, TokenResponse } from '../auth/session-service.js';
+import type { AddressNotices } from './address-notices.js';
 import * as repo from './repo.js';
 
 /** Where a sign-in comes from; stored on the session so the person can recognise it. */
@@ -33,6 +34,7 @@ export class Accounts {
   constructor(
     private readonly clock: Clock,
     private readonly sessions: SessionService,
+    readonly notices: AddressNotices,
   ) {}
 
   /** A new wallet (and its password credential, `credentialId`, when it has a password). */
@@ -56,11 +58,9 @@ export class Accounts {
         now,
       });
     } catch (err) {
-      if (isUniqueViolation(err, 'wallets_email_key')) {
+      // Only a wallet created with its email proven (Google) can meet its holder here.
+      if (isUniqueViolation(err, 'wallets_email_held')) {
         throw conflict('an account with this email already exists');
-      }
-      if (isUniqueViolation(err, 'wallets_phone_number_key')) {
-        throw conflict('an account with this phone number already exists');
       }
       if (isUniqueViolation(err, 'wallets_address_key')) {
         throw conflict('a wallet with this address already exists');
@@ -79,8 +79,35 @@ export class Accounts {
         now,
       });
     }
-    if (email) await repo.bindInvitations(tx, id, email, now);
+    if (email && input.emailConfirmed) await repo.bindInvitations(tx, id, email, now);
     return { id, address, credentialId };
+  }
+
+  /**
+   * Confirms the wallet's address after a code proved it (see `repo.confirmAddress`) and
+   * hands the wallet the invitations accepted for that email. `held` when another wallet
+   * confirmed it first, even concurrently (the transaction is then unusable: the caller
+   * refuses).
+   */
+  async confirmAddress(
+    exec: Executor,
+    walletId: string,
+    channel: 'email' | 'sms',
+  ): Promise<repo.Confirmation> {
+    const now = this.clock.now();
+    let outcome: repo.Confirmation;
+    try {
+      outcome = await repo.confirmAddress(exec, walletId, channel, now);
+    } catch (err) {
+      if (isUniqueViolation(err, 'wallets_email_held')) return 'held';
+      if (isUniqueViolation(err, 'wallets_phone_held')) return 'held';
+      throw err;
+    }
+    if (outcome === 'confirmed' && channel === 'email') {
+      const wallet = await repo.findWallet(exec, { id: walletId });
+      if (wallet?.email) await repo.bindInvitations(exec, walletId, wallet.email, now);
+    }
+    return outcome;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { Contact } from './contact.js';
 
 // Wallets are not owned by one organization (a wallet is a member of many), so these
 // queries are scoped by wallet id instead; membership queries name the organization.
@@ -57,20 +58,41 @@ export async function insertWallet(exec: Executor, w: NewWallet): Promise<void> 
 
 export async function findWallet(
   exec: Executor,
-  by: { id: string } | { email: string } | { phoneNumber: string },
+  by: { id: string },
   forUpdate = false,
 ): Promise<WalletRow | null> {
-  const where =
-    'id' in by
-      ? sql`id = ${by.id}`
-      : 'email' in by
-        ? sql`email = ${by.email}`
-        : sql`phone_number = ${by.phoneNumber}`;
   const lock = forUpdate ? sql`FOR UPDATE` : sql``;
   const { rows } = await exec.execute<WalletRow>(
-    sql`SELECT ${WALLET_COLUMNS} FROM wallets WHERE ${where} ${lock}`,
+    sql`SELECT ${WALLET_COLUMNS} FROM wallets WHERE id = ${by.id} ${lock}`,
   );
   return rows[0] ?? null;
+}
+
+// An address is HELD by the one wallet that confirmed it and NAMED, unconfirmed, by any
+// number of others (migration 0012).
+const addressColumns = (c: Contact) =>
+  c.channel === 'email'
+    ? { column: sql`email`, confirmed: sql`email_confirmed_at`, value: c.email }
+    : { column: sql`phone_number`, confirmed: sql`phone_confirmed_at`, value: c.phoneNumber };
+
+/** The wallet that confirmed this address, if one did. */
+export async function findHolder(exec: Executor, c: Contact): Promise<WalletRow | null> {
+  const a = addressColumns(c);
+  const { rows } = await exec.execute<WalletRow>(sql`SELECT ${WALLET_COLUMNS} FROM wallets
+    WHERE ${a.column} = ${a.value} AND ${a.confirmed} IS NOT NULL`);
+  return rows[0] ?? null;
+}
+
+/**
+ * Wallets naming this address: its holder first, then the unconfirmed ones, oldest first.
+ * The first is "the account of the address" for the flows that prove it with a code.
+ */
+export async function findNaming(exec: Executor, c: Contact, limit: number): Promise<WalletRow[]> {
+  const a = addressColumns(c);
+  const { rows } = await exec.execute<WalletRow>(sql`SELECT ${WALLET_COLUMNS} FROM wallets
+    WHERE ${a.column} = ${a.value}
+    ORDER BY ${a.confirmed} IS NULL, created_at, id LIMIT ${limit}`);
+  return rows;
 }
 
 export async function setPasswordHash(
@@ -84,15 +106,35 @@ export async function setPasswordHash(
   );
 }
 
-export async function confirmContact(
+export type Confirmation = 'confirmed' | 'already' | 'held' | 'none';
+
+/**
+ * Marks the wallet's email (or phone number) confirmed unless another wallet holds it:
+ * `confirmed` (now), `already` (it was), `held` (another wallet confirmed it first) or
+ * `none` (the wallet has no such address). A concurrent confirmation of the same address by
+ * another wallet raises a unique violation of `wallets_email_held` / `wallets_phone_held`.
+ */
+export async function confirmAddress(
   exec: Executor,
   walletId: string,
   channel: 'email' | 'sms',
   now: Date,
-): Promise<void> {
-  const column = channel === 'email' ? sql`email_confirmed_at` : sql`phone_confirmed_at`;
-  await exec.execute(sql`UPDATE wallets SET ${column} = COALESCE(${column}, ${now}),
-    updated_at = ${now} WHERE id = ${walletId}`);
+): Promise<Confirmation> {
+  const column = channel === 'email' ? sql`email` : sql`phone_number`;
+  const confirmed = channel === 'email' ? sql`email_confirmed_at` : sql`phone_confirmed_at`;
+  const { rows } = await exec.execute<{ id: string }>(sql`UPDATE wallets w
+    SET ${confirmed} = ${now}, updated_at = ${now}
+    WHERE w.id = ${walletId} AND w.${column} IS NOT NULL AND w.${confirmed} IS NULL
+      AND NOT EXISTS (SELECT 1 FROM wallets o
+        WHERE o.${column} = w.${column} AND o.${confirmed} IS NOT NULL)
+    RETURNING w.id`);
+  if (rows.length === 1) return 'confirmed';
+  const { rows: state } = await exec.execute<{ address: string | null; at: unknown }>(
+    sql`SELECT ${column} AS address, ${confirmed} AS at FROM wallets WHERE id = ${walletId}`,
+  );
+  const row = state[0];
+  if (!row || row.address === null) return 'none';
+  return row.at !== null ? 'already' : 'held';
 }
 
 export async function setDefaultOrganization(exec: Executor, walletId: string, orgId: string) {
@@ -100,10 +142,16 @@ export async function setDefaultOrganization(exec: Executor, walletId: string, o
     WHERE id = ${walletId} AND default_org_id IS DISTINCT FROM ${orgId}`);
 }
 
-/** Accepted invitations sent to this email before the wallet existed now belong to it. */
+/**
+ * Accepted invitations sent to this email that no wallet had confirmed now belong to the wallet
+ * that just confirmed it (never to one that only names it). An organization the wallet is
+ * already a member of keeps that membership; the invitation stays unbound there.
+ */
 export async function bindInvitations(exec: Executor, walletId: string, email: string, now: Date) {
-  await exec.execute(sql`UPDATE members SET wallet_id = ${walletId}, updated_at = ${now}
-    WHERE lower(email) = ${email} AND wallet_id IS NULL AND status = 'active'`);
+  await exec.execute(sql`UPDATE members m SET wallet_id = ${walletId}, updated_at = ${now}
+    WHERE lower(m.email) = ${email} AND m.wallet_id IS NULL AND m.status = 'active'
+      AND NOT EXISTS (SELECT 1 FROM members x WHERE x.organization_id = m.organization_id
+        AND x.wallet_id = ${walletId} AND x.status <> 'removed')`);
 }
 
 export interface NewCredential {
@@ -151,6 +199,22 @@ export async function listCredentials(exec: Executor, walletId: string): Promise
 export async function removeCredential(exec: Executor, walletId: string, id: string, now: Date) {
   await exec.execute(sql`UPDATE credentials SET removed_at = ${now}
     WHERE id = ${id} AND wallet_id = ${walletId} AND removed_at IS NULL`);
+}
+
+/**
+ * Removes every credential of the wallet but those of the `keep` types and the EOA that is
+ * its own address (which never changes hands).
+ */
+export async function removeCredentialsExcept(
+  exec: Executor,
+  walletId: string,
+  keep: CredentialType[],
+  now: Date,
+): Promise<void> {
+  await exec.execute(sql`UPDATE credentials c SET removed_at = ${now}
+    WHERE c.wallet_id = ${walletId} AND c.removed_at IS NULL
+      AND NOT (c.type = ANY(${`{${keep.join(',')}}`}::text[]))
+      AND NOT (c.type = 'eoa' AND c.external_id = (SELECT address FROM wallets WHERE id = ${walletId}))`);
 }
 
 export async function updateSignCount(exec: Executor, id: string, signCount: number) {

@@ -34,7 +34,8 @@ export function registerWalletRoutes(app: App, id: Identity) {
       config: { auth: 'none' },
       schema: {
         tags,
-        summary: 'Create a standalone account (no organization yet)',
+        summary:
+          'Create an account: standalone, or a member of `organization_id` where it allows self sign-up',
         body: RegisterInput,
         response: { 200: TokenResponse },
       },

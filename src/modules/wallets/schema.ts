@@ -8,6 +8,7 @@ export const RegisterInput = Type.Object(
     phone_number: Type.Optional(Phone),
     password: NewPassword,
     name: Type.Optional(Type.String({ maxLength: 200 })),
+    organization_id: Type.Optional(OrganizationId),
   },
   { additionalProperties: false },
 );

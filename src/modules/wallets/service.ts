@@ -53,9 +53,18 @@ export class WalletService {
     private readonly sessions: SessionManager,
   ) {}
 
-  /** `POST /organizations/wallets`: a standalone, unconfirmed account in no organization. */
+  /**
+   * `POST /organizations/wallets`: an unconfirmed account, standalone (in no organization) or,
+   * with `organization_id`, a `member` of an organization that allows self sign-up.
+   */
   async registerStandalone(
-    input: { email?: string; phone_number?: string; password: string; name?: string },
+    input: {
+      email?: string;
+      phone_number?: string;
+      password: string;
+      name?: string;
+      organization_id?: string;
+    },
     client: ClientContext,
   ): Promise<TokenResponse> {
     if (input.email === undefined && input.phone_number === undefined) {
@@ -66,19 +75,28 @@ export class WalletService {
     const email = input.email === undefined ? null : normaliseEmail(input.email);
     const phoneNumber =
       input.phone_number === undefined ? null : normalisePhone(input.phone_number);
+    // Refused before anything is made (or a password hashed) when the wallet could not join.
+    if (input.organization_id !== undefined) {
+      await this.accounts.requireOpenOrganization(this.db, input.organization_id);
+    }
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (tx) => {
+    const tokens = await this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {
         email,
         phoneNumber,
         name: input.name?.trim() || null,
         passwordHash,
       });
-      return this.accounts.signIn(tx, wallet.id, undefined, {
+      return this.accounts.signIn(tx, wallet.id, input.organization_id, {
         ...client,
         credentialId: wallet.credentialId,
       });
     });
+    await this.accounts.notices.signedUp(tokens.wallet.id, [
+      ...(email === null ? [] : [{ channel: 'email' as const, email }]),
+      ...(phoneNumber === null ? [] : [{ channel: 'sms' as const, phoneNumber }]),
+    ]);
+    return tokens;
   }
 
   /**
@@ -99,7 +117,7 @@ export class WalletService {
       throw forbidden('this organization does not allow self sign-up');
     }
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {
         email: contact.email ?? null,
         phoneNumber: contact.phoneNumber ?? null,
@@ -114,6 +132,8 @@ export class WalletService {
       );
       return { id: wallet.id, ...tokens };
     });
+    await this.accounts.notices.signedUp(created.id, [contact]);
+    return created;
   }
 
   /** `GET /wallets/me`. */

@@ -1,0 +1,102 @@
+import { sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Executor } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import type { MessageSender } from '../notify/sender.js';
+import { recipientOf, type Contact } from './contact.js';
+import { findHolder } from './repo.js';
+
+/** Notices an address gets of one kind per hour, like codes (codes.ts). */
+export const MAX_NOTICES_PER_HOUR = 5;
+
+export type NoticeKind = 'sign-up-attempt' | 'confirmation-attempt';
+
+const MESSAGES: Record<NoticeKind, { subject: string; text: string }> = {
+  'sign-up-attempt': {
+    subject: 'Someone signed up with your address',
+    text:
+      'An account was just created with this address. It cannot use the address: it gets no ' +
+      'codes, invitations or anything else meant for it, and your account is unchanged.\n\n' +
+      'If it was you, sign in to the account you already have (or reset its password). ' +
+      'Otherwise there is nothing to do.',
+  },
+  'confirmation-attempt': {
+    subject: 'Someone asked to confirm your address',
+    text:
+      'Another account asked for a code to confirm this address. The address is already ' +
+      'confirmed for your account, so no code was sent and your account is unchanged. ' +
+      'There is nothing to do.',
+  },
+};
+
+/**
+ * Tells the holder of an address that another account named it. Bounded per address and
+ * kind, and recorded in `address_notices` (the sender may not keep what it sends).
+ */
+export class AddressNotices {
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly db: Executor,
+    private readonly clock: Clock,
+    private readonly sender: MessageSender,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /**
+   * Sends a notice unless the address had its hourly share (answers false then). With
+   * `background`, the message leaves after the caller answered, so an answer takes as long
+   * whether or not an address was taken (a mail server's delay would tell).
+   */
+  async send(to: Contact, kind: NoticeKind, opts: { background?: boolean } = {}) {
+    const recipient = recipientOf(to);
+    const now = this.clock.now();
+    const hourAgo = new Date(now.getTime() - 3_600_000);
+    const { rows } = await this.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n
+      FROM address_notices WHERE recipient = ${recipient} AND kind = ${kind}
+        AND created_at > ${hourAgo}`);
+    if ((rows[0]?.n ?? 0) >= MAX_NOTICES_PER_HOUR) return false;
+    await this.db.execute(sql`INSERT INTO address_notices (id, recipient, kind, created_at)
+      VALUES (${newId('message')}, ${recipient}, ${kind}, ${now})`);
+    const sending = this.sender.send({
+      channel: to.channel,
+      to: recipient,
+      kind,
+      ...MESSAGES[kind],
+    });
+    if (!opts.background) {
+      await sending;
+      return true;
+    }
+    // The error may quote the address; the log names only the kind.
+    const tracked = sending.catch(() => this.log.warn({ kind }, 'address notice not sent'));
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+    return true;
+  }
+
+  /**
+   * After a sign-up committed: the holder of each address the new wallet names hears of it.
+   * The sign-up answers the same either way (no enumeration), and the new wallet gets nothing
+   * of the address, which its holder's confirmation keeps it from ever proving. Never throws:
+   * the account exists by now and its tokens must reach the caller.
+   */
+  async signedUp(walletId: string, named: Contact[]): Promise<void> {
+    try {
+      for (const address of named) {
+        const holder = await findHolder(this.db, address);
+        if (holder && holder.id !== walletId) {
+          await this.send(address, 'sign-up-attempt', { background: true });
+        }
+      }
+    } catch {
+      this.log.warn({ kind: 'sign-up-attempt' }, 'address notice not sent');
+    }
+  }
+
+  /** Waits for notices still being sent (shutdown, tests). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.inFlight]);
+  }
+}
