@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Code, type ErrorCode, type FieldIssue } from '../lib/errors.js';
+import { AppError, Code, invalid, type ErrorCode, type FieldIssue } from '../lib/errors.js';
+import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
 
 /** gRPC code → HTTP status, in one place (design.md §3). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -39,6 +40,10 @@ function fieldOf(issue: AjvIssue, context: string | undefined): string {
 function reasonOf(issue: AjvIssue): string {
   if (issue.keyword === 'additionalProperties') return 'unknown field';
   if (issue.keyword === 'required') return 'is required';
+  if (issue.keyword === 'pattern') {
+    const kind = idKindOfPattern(String(issue.params?.pattern));
+    if (kind) return `is not a well-formed id (${ID_PREFIXES[kind]}_ then 26 characters)`;
+  }
   return issue.message ?? 'is invalid';
 }
 
@@ -70,6 +75,15 @@ function fromFastify(err: FastifyError): AppError | null {
       return new AppError(Code.INVALID_ARGUMENT, 'request body is empty but declared as JSON');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError(Code.INVALID_ARGUMENT, 'request body is not valid JSON');
+    // The router's own refusals: which parameter is unknown to it, so the path is named.
+    case 'FST_ERR_BAD_URL':
+      return invalid('the path is not valid percent-encoded UTF-8', [
+        { field: 'path', reason: 'is not valid percent-encoded UTF-8' },
+      ]);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return invalid('a path parameter is too long', [
+        { field: 'path', reason: 'has a parameter that is too long' },
+      ]);
     default:
       break;
   }

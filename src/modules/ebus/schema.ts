@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ObjectRecordSchema } from '../objects/record.js';
 import { dateFilterProperties, listQueryProperties, ListEnvelope } from '../../lib/list.js';
+import { IdParam } from '../../lib/ids.js';
 
 /** The six actions of design.md §5. */
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
@@ -240,4 +241,4 @@ export type ActionLogQuery = Static<typeof ActionLogQuery>;
 
 export const ActionLogList = ListEnvelope('action_logs', ActionLogSchema);
 
-export const ObjectIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const ObjectIdParams = Type.Object({ id: IdParam('object') });
