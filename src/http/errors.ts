@@ -75,7 +75,8 @@ function fromFastify(err: FastifyError): AppError | null {
       return new AppError(Code.INVALID_ARGUMENT, 'request body is empty but declared as JSON');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError(Code.INVALID_ARGUMENT, 'request body is not valid JSON');
-    // The router's own refusals: which parameter is unknown to it, so the path is named.
+    // The router's own refusals: it cannot say which parameter was at fault, so the field
+    // is the path.
     case 'FST_ERR_BAD_URL':
       return invalid('the path is not valid percent-encoded UTF-8', [
         { field: 'path', reason: 'is not valid percent-encoded UTF-8' },

@@ -11,9 +11,9 @@ import { findInputIssue } from '../lib/input-check.js';
 export function registerInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', (req, _reply, done) => {
     const parts: [string, unknown][] = [
-      ['path', req.params],
+      ['params', req.params],
       ['querystring', req.query],
-      ['header', req.headers],
+      ['headers', req.headers],
       ['body', req.body],
     ];
     for (const [where, value] of parts) {
