@@ -3,6 +3,7 @@ import canonicalize from 'canonicalize';
 import ngeohash from 'ngeohash';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENESIS_HASH } from '../src/modules/objects/hashes.js';
+import { newId } from '../src/lib/ids.js';
 import { createMember, type TestMember } from './helpers/fixtures.js';
 import { insertObject, insertTemplate } from './helpers/objects.js';
 import { startTestService, type TestService } from './helpers/service.js';
@@ -231,10 +232,18 @@ describe('GET /objects and /objects/{id}', () => {
     // Every role reads objects; a 403 needs an API key without objects.read (API keys issue).
     const res = await svc.app.inject({
       method: 'GET',
-      url: `/objects/obj_missing`,
+      url: `/objects/${newId('object')}`,
       headers: m.headers,
     });
     expect(res.statusCode).toBe(404);
+    // A malformed id is not a missing one (design.md §3).
+    const malformed = await svc.app.inject({
+      method: 'GET',
+      url: '/objects/obj_missing',
+      headers: m.headers,
+    });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().details.fields[0].field).toBe('id');
   });
 });
 

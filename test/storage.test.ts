@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../src/lib/ids.js';
 import { createMember, type TestMember } from './helpers/fixtures.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
@@ -173,7 +174,9 @@ describe('GET /storage/files/{id}', () => {
     const foreign = await svc.app.inject({ method: 'GET', url, headers: other.headers });
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().code).toBe(5);
-    const missing = await svc.app.inject({ method: 'GET', url: '/storage/files/fil_missing' });
+    const missing = await svc.app.inject({ method: 'GET', url: `/storage/files/${newId('file')}` });
     expect(missing.statusCode).toBe(404);
+    const malformed = await svc.app.inject({ method: 'GET', url: '/storage/files/fil_missing' });
+    expect(malformed.statusCode).toBe(400);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { getTemplateForAction, validateCustom } from '../src/modules/templates/service.js';
+import { newId } from '../src/lib/ids.js';
 import { createMember, type TestMember } from './helpers/fixtures.js';
 import { insertObject } from './helpers/objects.js';
 import { startTestService, type TestService } from './helpers/service.js';
@@ -173,10 +174,19 @@ describe('GET /templates/{id}', () => {
   it("answers 404 for another organization's template and for a missing one", async () => {
     const other = await createMember(svc);
     const { id } = (await create(other, { name: 'Theirs' })).json();
-    for (const url of [`/templates/${id}`, '/templates/tpl_missing']) {
+    for (const url of [`/templates/${id}`, `/templates/${newId('template')}`]) {
       const res = await svc.app.inject({ method: 'GET', url, headers: owner.headers });
       expect(res.statusCode).toBe(404);
       expect(res.json().code).toBe(5);
+    }
+  });
+
+  it('refuses a malformed id with 400 code 3 naming the parameter', async () => {
+    for (const url of ['/templates/tpl_missing', '/templates/not-an-id', '/public/templates/x']) {
+      const res = await svc.app.inject({ method: 'GET', url, headers: owner.headers });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json().code).toBe(3);
+      expect(res.json().details.fields[0].field).toBe('id');
     }
   });
 });

@@ -14,6 +14,8 @@ import {
   type RoutePermission,
 } from './auth.js';
 import { errorHandler } from './errors.js';
+import { registerInputGuard } from './input-guard.js';
+import { isTimestamp } from '../lib/timestamp.js';
 import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
 import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
@@ -66,6 +68,7 @@ export function routeTableOf(app: App): RouteEntry[] {
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
+const MAX_PARAM_LENGTH = 1024;
 
 // ajv-formats is CommonJS; under NodeNext its plugin is the namespace's `default`.
 const addFormats = addFormatsModule.default;
@@ -79,6 +82,9 @@ function makeAjv(options: AjvOptions): Ajv {
     ...options,
   });
   addFormats(ajv);
+  // Stricter than RFC 3339 where PostgreSQL is: every date that passes can be stored and
+  // compared (src/lib/timestamp.ts), so no date reaches the database to be refused there.
+  ajv.addFormat('date-time', isTimestamp);
   return ajv;
 }
 
@@ -99,6 +105,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     },
     trustProxy: opts.trustProxy,
     return503OnClosing: true,
+    // Longer than any id, so an overlong one reaches its params schema, which names it;
+    // past this the router refuses the path itself (frameworkErrors below).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The router's refusals (a path that is not UTF-8, an overlong parameter) get the
+    // flat error body too, not Fastify's own.
+    frameworkErrors: (err, req, reply) => {
+      void reply.header('x-request-id', req.id);
+      void errorHandler(err, req, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Two validators. Query strings, paths and headers arrive as text, so their numbers and
@@ -174,6 +189,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   );
 
   registerAuth(app, opts.verifiers);
+  registerInputGuard(app);
   if (opts.rateLimit) registerRateLimits(app, opts.rateLimit);
   registerMetrics(app, opts.pool, opts.metrics);
 

@@ -1,5 +1,13 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Code, unavailable, type ErrorCode, type FieldIssue } from '../lib/errors.js';
+import {
+  AppError,
+  Code,
+  invalid,
+  unavailable,
+  type ErrorCode,
+  type FieldIssue,
+} from '../lib/errors.js';
+import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
 import { isDatabaseUnavailable } from '../lib/pg-errors.js';
 
 /** gRPC code → HTTP status, in one place (design.md §3). */
@@ -41,6 +49,10 @@ function fieldOf(issue: AjvIssue, context: string | undefined): string {
 function reasonOf(issue: AjvIssue): string {
   if (issue.keyword === 'additionalProperties') return 'unknown field';
   if (issue.keyword === 'required') return 'is required';
+  if (issue.keyword === 'pattern') {
+    const kind = idKindOfPattern(String(issue.params?.pattern));
+    if (kind) return `is not a well-formed id (${ID_PREFIXES[kind]}_ then 26 characters)`;
+  }
   return issue.message ?? 'is invalid';
 }
 
@@ -72,6 +84,16 @@ function fromFastify(err: FastifyError): AppError | null {
       return new AppError(Code.INVALID_ARGUMENT, 'request body is empty but declared as JSON');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError(Code.INVALID_ARGUMENT, 'request body is not valid JSON');
+    // The router's own refusals: it cannot say which parameter was at fault, so the field
+    // is the path.
+    case 'FST_ERR_BAD_URL':
+      return invalid('the path is not valid percent-encoded UTF-8', [
+        { field: 'path', reason: 'is not valid percent-encoded UTF-8' },
+      ]);
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return invalid('a path parameter is too long', [
+        { field: 'path', reason: 'has a parameter that is too long' },
+      ]);
     default:
       break;
   }

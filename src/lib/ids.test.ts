@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { encodeRandom, isId, newId, ulid } from './ids.js';
+import { encodeRandom, idKindOfPattern, idPattern, isId, newId, ulid } from './ids.js';
 
 describe('ids', () => {
   it('makes prefixed ids that sort in creation order, even within one millisecond', () => {
@@ -21,6 +21,16 @@ describe('ids', () => {
     expect(isId('wallet', id)).toBe(true);
     expect(isId('object', id)).toBe(false);
     expect(isId('wallet', 'wal_short')).toBe(false);
+  });
+
+  it('gives each kind a pattern that matches its ids only, and finds the kind back', () => {
+    const re = new RegExp(idPattern('template'));
+    expect(re.test(newId('template'))).toBe(true);
+    expect(re.test(newId('object'))).toBe(false);
+    expect(re.test(newId('template').toLowerCase())).toBe(false);
+    expect(re.test(`${newId('template')}\n`)).toBe(false);
+    expect(idKindOfPattern(idPattern('template'))).toBe('template');
+    expect(idKindOfPattern('^0x[0-9a-fA-F]{40}$')).toBeUndefined();
   });
 });
 

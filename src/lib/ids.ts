@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import { Type } from 'typebox';
 
 /** Every id prefix in one table (design.md §3). */
 export const ID_PREFIXES = {
@@ -92,9 +93,37 @@ export function newId(kind: IdKind, now?: number): string {
   return `${ID_PREFIXES[kind]}_${ulid(now)}`;
 }
 
-const ID_RE = /^[a-z]{3}_[0-9A-HJKMNP-TV-Z]{26}$/;
+const ULID_CHARS = '[0-9A-HJKMNP-TV-Z]{26}';
+const ID_RE = new RegExp(`^[a-z]{3}_${ULID_CHARS}$`);
 
 /** True when `value` is a well-formed id of that kind. */
 export function isId(kind: IdKind, value: string): boolean {
   return ID_RE.test(value) && value.startsWith(`${ID_PREFIXES[kind]}_`);
+}
+
+/** The JSON Schema pattern of an id of that kind: its prefix, `_`, then a ULID. */
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}_${ULID_CHARS}$`;
+}
+
+const KIND_OF_PATTERN = new Map(
+  (Object.keys(ID_PREFIXES) as IdKind[]).map((kind) => [idPattern(kind), kind]),
+);
+
+/** The kind whose `idPattern` this is (lets a schema failure say "not a template id"). */
+export function idKindOfPattern(pattern: string): IdKind | undefined {
+  return KIND_OF_PATTERN.get(pattern);
+}
+
+/**
+ * The schema of an id in a path (design.md §3): every route's params use it, so a malformed
+ * id is refused (400 code 3 naming the parameter) before any lookup, and only a well-formed
+ * unknown id is "not found".
+ */
+export function IdParam(kind: IdKind) {
+  return Type.String({
+    pattern: idPattern(kind),
+    maxLength: 30,
+    description: `${kind} id: \`${ID_PREFIXES[kind]}_\` then 26 characters (a ULID)`,
+  });
 }

@@ -1,6 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { Type, type Static, type TProperties } from 'typebox';
 import { invalid } from './errors.js';
+import { isCleanText } from './input-check.js';
+import { isTimestamp } from './timestamp.js';
 
 /**
  * The list conventions (spec §4, design.md §3), implemented once. Every list endpoint
@@ -95,6 +97,24 @@ export function encodeCursor(body: CursorBody): string {
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
+/** Longest text a cursor may carry (ids, names); it is a value the service wrote itself. */
+const MAX_CURSOR_TEXT = 1024;
+
+/**
+ * A cursor's sort value checked as PostgreSQL will read it, so a forged cursor is 400, not
+ * a query the database refuses.
+ */
+function isCursorValue(type: SortField['type'], v: string | number): boolean {
+  switch (type) {
+    case 'timestamp':
+      return typeof v === 'string' && isTimestamp(v);
+    case 'text':
+      return typeof v === 'string' && v.length <= MAX_CURSOR_TEXT && isCleanText(v);
+    case 'number':
+      return typeof v === 'number' && Number.isSafeInteger(v);
+  }
+}
+
 function decodeCursor(raw: string, sortBy: string, order: 'asc' | 'desc'): CursorBody {
   const bad = () => invalid('malformed cursor', [{ field: 'next', reason: 'is not a cursor' }]);
   if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw bad();
@@ -110,11 +130,11 @@ function decodeCursor(raw: string, sortBy: string, order: 'asc' | 'desc'): Curso
     typeof c !== 'object' ||
     typeof c.s !== 'string' ||
     (c.o !== 'asc' && c.o !== 'desc') ||
-    (typeof c.v !== 'string' && typeof c.v !== 'number') ||
-    typeof c.i !== 'string'
+    (typeof c.v !== 'string' && typeof c.v !== 'number')
   ) {
     throw bad();
   }
+  if (typeof c.i !== 'string' || c.i.length > MAX_CURSOR_TEXT || !isCleanText(c.i)) throw bad();
   if (c.s !== sortBy || c.o !== order) {
     throw invalid('cursor belongs to another sort order', [
       { field: 'next', reason: 'does not match sortBy and order' },
@@ -138,7 +158,8 @@ export function parseList(q: ListQuery, spec: ListSpec): ParsedList {
   }
   const order = q.order ?? 'desc';
   const sortBy = q.sortBy ?? spec.defaultSort;
-  const sort = spec.sortable[sortBy];
+  // An own-property lookup: `__proto__` or `constructor` must not find Object's members.
+  const sort = Object.hasOwn(spec.sortable, sortBy) ? spec.sortable[sortBy] : undefined;
   if (!sort) {
     throw invalid(`cannot sort by ${sortBy}`, [
       { field: 'sortBy', reason: `one of ${Object.keys(spec.sortable).join(', ')}` },
@@ -147,7 +168,7 @@ export function parseList(q: ListQuery, spec: ListSpec): ParsedList {
   let after: ParsedList['after'] = null;
   if (q.next) {
     const c = decodeCursor(q.next, sortBy, order);
-    if (sort.type === 'timestamp' && (typeof c.v !== 'string' || Number.isNaN(Date.parse(c.v)))) {
+    if (!isCursorValue(sort.type, c.v)) {
       throw invalid('malformed cursor', [{ field: 'next', reason: 'is not a cursor' }]);
     }
     after = { value: c.v, id: c.i };
@@ -222,7 +243,10 @@ export function pageOf<T>(
   let next = '';
   if (hasMore && last !== undefined) {
     const raw = sortValue(last);
-    const v = raw instanceof Date ? raw.toISOString() : raw;
+    // Timestamps travel as ISO 8601 whatever form the row had (PostgreSQL's text through
+    // drizzle), so a cursor passes the same date check as a forged one must.
+    const v =
+      raw instanceof Date || p.sort.type === 'timestamp' ? new Date(raw).toISOString() : raw;
     next = encodeCursor({ s: p.sortBy, o: p.order, v, i: idOf(last) });
   }
   return { items, next, has_more: hasMore };

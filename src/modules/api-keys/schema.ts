@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { RESOURCES } from '../../lib/permissions.js';
+import { IdParam } from '../../lib/ids.js';
 
 /** One year, the longest and the default lifetime of a key (spec §2.2, §8). */
 export const MAX_TTL_HOURS = 8760;
@@ -93,7 +94,7 @@ export const ApiKeyList = Type.Object({
 });
 export type ApiKeyList = Static<typeof ApiKeyList>;
 
-export const ApiKeyParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const ApiKeyParams = Type.Object({ id: IdParam('apiKey') });
 export type ApiKeyParams = Static<typeof ApiKeyParams>;
 
 export const Empty = Type.Object({});

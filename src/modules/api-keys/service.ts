@@ -1,7 +1,7 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { forbidden, invalid, notFound } from '../../lib/errors.js';
-import { isId, newId } from '../../lib/ids.js';
+import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type ListSpec, byCreation } from '../../lib/list.js';
 import {
   isResource,
@@ -133,9 +133,6 @@ export class ApiKeyService {
   async delete(auth: AuthContext, id: string): Promise<void> {
     requirePermission(auth, 'api-keys.delete');
     const orgId = requireOrg(auth);
-    if (!isId('apiKey', id)) {
-      throw invalid('malformed API key id', [{ field: 'id', reason: 'is not an API key id' }]);
-    }
     if (!(await repo.deleteKey(this.db, orgId, id, this.clock.now()))) {
       throw notFound('API key');
     }

@@ -1,6 +1,7 @@
 import { ActionLogSchema } from '../ebus/schema.js';
 import { Type, type Static } from 'typebox';
 import { dateFilterProperties, ListEnvelope, listQueryProperties } from '../../lib/list.js';
+import { IdParam } from '../../lib/ids.js';
 
 export const SearchQuery = Type.Object({
   ...listQueryProperties,
@@ -23,7 +24,7 @@ export const StructuredQuery = Type.Object(
 );
 export type StructuredQuery = Static<typeof StructuredQuery> & Record<string, unknown>;
 
-export const HistoryParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const HistoryParams = Type.Object({ id: IdParam('object') });
 
 export const HistoryQuery = Type.Object({
   limit: listQueryProperties.limit,

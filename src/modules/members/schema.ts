@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { RoleName } from '../organizations/schema.js';
+import { IdParam } from '../../lib/ids.js';
 
 export const MemberStatus = Type.Union(
   [Type.Literal('invited'), Type.Literal('active'), Type.Literal('removed')],
@@ -40,8 +41,8 @@ export const UpdateMemberInput = Type.Object({ role: RoleName }, { additionalPro
 export type UpdateMemberInput = Static<typeof UpdateMemberInput>;
 
 export const MemberPath = Type.Object({
-  organizationId: Type.String({ maxLength: 64 }),
-  memberId: Type.String({ maxLength: 64 }),
+  organizationId: IdParam('organization'),
+  memberId: IdParam('member'),
 });
 
 export const ConfirmInviteQuery = Type.Object({

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { dateFilterProperties, ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { GEOHASH_PATTERN } from './geo.js';
 import { ObjectRecordSchema } from './record.js';
+import { IdParam } from '../../lib/ids.js';
 
 const Owner = Type.String({ minLength: 1, maxLength: 128, description: 'owner address' });
 
@@ -18,7 +19,7 @@ export type ListObjectsQuery = Static<typeof ListObjectsQuery>;
 
 export const ObjectList = ListEnvelope('objects', ObjectRecordSchema);
 
-export const ObjectIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const ObjectIdParams = Type.Object({ id: IdParam('object') });
 export type ObjectIdParams = Static<typeof ObjectIdParams>;
 
 /** GET /public/objects: every filter of spec §4.2 with design.md §5's names. */

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
+import { IdParam } from '../../lib/ids.js';
 
 export const RoleName = Type.Union(
   [Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')],
@@ -58,7 +59,7 @@ export const ListOrganizationsQuery = Type.Object({
 export type ListOrganizationsQuery = Static<typeof ListOrganizationsQuery>;
 
 export const OrganizationPath = Type.Object({
-  organizationId: Type.String({ maxLength: 64 }),
+  organizationId: IdParam('organization'),
 });
 
 export const SwitchOrganizationInput = Type.Object(

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
 import { ImageSchema } from '../objects/record.js';
+import { IdParam } from '../../lib/ids.js';
 
 /** The image record of spec §2.3, answered by an upload. */
 export const FileRecord = ImageSchema;
 
-export const FileIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const FileIdParams = Type.Object({ id: IdParam('file') });
 
 /** The multipart form of POST /storage/upload, for the OpenAPI description only. */
 export const UploadForm = Type.Object({

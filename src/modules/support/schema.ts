@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
+import { IdParam } from '../../lib/ids.js';
 
 export const SendSupportMessageInput = Type.Object(
   {
@@ -35,7 +36,7 @@ export const ListSupportMessagesQuery = Type.Object({
 });
 export type ListSupportMessagesQuery = Static<typeof ListSupportMessagesQuery>;
 
-export const SupportMessagePath = Type.Object({ messageId: Type.String({ maxLength: 64 }) });
+export const SupportMessagePath = Type.Object({ messageId: IdParam('message') });
 
 export const RequestAccessInput = Type.Object(
   {

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
+import { IdParam } from '../../lib/ids.js';
 
 /** The action names a template may allow (design.md §5). */
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
@@ -99,7 +100,7 @@ export const ListTemplatesQuery = Type.Object({
 });
 export type ListTemplatesQuery = Static<typeof ListTemplatesQuery>;
 
-export const TemplateIdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const TemplateIdParams = Type.Object({ id: IdParam('template') });
 export type TemplateIdParams = Static<typeof TemplateIdParams>;
 
 export const CreatedId = Type.Object({ id: Type.String() });

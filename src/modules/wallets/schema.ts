@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { Email, NewPassword, OrganizationId, Phone, TokenResponse } from '../auth/schema.js';
+import { IdParam } from '../../lib/ids.js';
 
 export const RegisterInput = Type.Object(
   {
@@ -69,5 +70,5 @@ export const Session = Type.Object({
 export const SessionList = ListEnvelope('sessions', Session);
 export const SessionListQuery = Type.Object({ ...listQueryProperties });
 
-export const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
-export const CredentialParams = Type.Object({ credentialId: Type.String({ maxLength: 64 }) });
+export const SessionParams = Type.Object({ sessionId: IdParam('session') });
+export const CredentialParams = Type.Object({ credentialId: IdParam('credential') });
