@@ -105,16 +105,19 @@ describe('action params refusals name what is allowed', () => {
 
 describe('custom is bounded before the template schema or any recursion reads it', () => {
   it('refuses custom nested deeper than 32 levels with 400 code 3, even 400,000 levels deep', async () => {
-    for (const levels of [33, 400_000]) {
-      const res = await execute(
-        rawBody('{"a":' + '['.repeat(levels - 1) + ']'.repeat(levels - 1) + '}'),
-      );
-      expect(res.statusCode, res.body.slice(0, 200)).toBe(400);
-      expect(res.json().code).toBe(3);
-      expect(res.json().details.fields).toEqual([
-        { field: 'action.params.custom', reason: 'nests deeper than 32 levels' },
-      ]);
-    }
+    const deep = (levels: number) =>
+      execute(rawBody('{"a":' + '['.repeat(levels - 1) + ']'.repeat(levels - 1) + '}'));
+    const res = await deep(33);
+    expect(res.statusCode, res.body.slice(0, 200)).toBe(400);
+    expect(res.json().code).toBe(3);
+    expect(res.json().details.fields).toEqual([
+      { field: 'action.params.custom', reason: 'nests deeper than 32 levels' },
+    ]);
+    // Far deeper, the edge guard on every body (src/lib/input-check.ts) refuses it first.
+    const far = await deep(400_000);
+    expect(far.statusCode, far.body.slice(0, 200)).toBe(400);
+    expect(far.json().code).toBe(3);
+    expect(far.json().details.fields[0].field).toMatch(/^action\.params\.custom\./);
   });
 
   it('passes custom 32 levels deep on to the signature check', async () => {
@@ -125,7 +128,7 @@ describe('custom is bounded before the template schema or any recursion reads it
   it('refuses custom that has no canonical JSON form (a lone surrogate) with 400 code 3, not 500', async () => {
     const res = await execute(rawBody('{"s":"\\ud800"}'));
     expect(res.statusCode, res.body).toBe(400);
-    expect(res.json().details.fields[0].field).toBe('action.params.custom');
+    expect(res.json().details.fields[0].field).toMatch(/^action\.params\.custom/);
     expect(res.json().details.fields[0].reason).toMatch(/lone surrogate/);
   });
 

@@ -403,7 +403,7 @@ describe('POST /objects and PUT /objects/{id}', () => {
     const refusals = [
       await post('/objects', w.owner.headers, redeem),
       await put(`/objects/${w.objectId}`, mint),
-      await put('/objects/obj_other', upd),
+      await put('/objects/obj_01JD0000000000000000000000', upd),
     ];
     expect(refusals.map((r) => [r.statusCode, r.json().code, r.json().details?.fields])).toEqual([
       [400, 3, [{ field: 'action.name', reason: 'must be mint' }]],

@@ -7,8 +7,13 @@ import type { FieldIssue } from './errors.js';
  * deep nesting. Checking once at the edge keeps every route and every free-form field safe.
  */
 
-/** Deepest nesting of objects and arrays a request body may have. */
-export const MAX_INPUT_DEPTH = 32;
+/**
+ * Deepest nesting of objects and arrays a request body may have: a bound for the stack's
+ * sake. Free-form fields have their own, tighter bound where they are read (an object's
+ * `custom` and a template's `custom_schema`: 32 levels, naming the field), which this leaves
+ * room for under the envelope (a batch item's `custom` starts five levels down).
+ */
+export const MAX_INPUT_DEPTH = 64;
 
 // ES2024's String.prototype.isWellFormed (Node 20), not yet in the configured lib.
 const isWellFormed = (s: string) => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
