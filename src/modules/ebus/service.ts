@@ -10,7 +10,7 @@ import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
 import type { GroupCommitter } from './group-commit.js';
-import { findWallet, listActionLogs, toActionLogRecord } from './repo.js';
+import { findWallet, listActionLogs, toActionLogRecord } from './repo/lookups.js';
 import {
   paramsCheckers,
   type ActionLogQuery,

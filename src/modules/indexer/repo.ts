@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { asDate, asNumber } from '../../db/values.js';
-import { ACTION_LOG_COLUMNS, type ActionLogRow } from '../ebus/repo.js';
+import { ACTION_LOG_COLUMNS, type ActionLogRow } from '../ebus/repo/lookups.js';
 
 /** Full-text match of `terms` (web-search syntax) on object text and template names. */
 export function textMatch(orgId: string, terms: string): SQL {

@@ -16,7 +16,7 @@ import { requireOrg, requirePermission, type AuthContext } from '../../lib/permi
 import { normalizeOwner } from '../objects/public-list.js';
 import { toObjectRecord, type ObjectRecord } from '../objects/record.js';
 import { listObjects, OBJECT_SORTS } from '../objects/repo.js';
-import { toActionLogRecord } from '../ebus/repo.js';
+import { toActionLogRecord } from '../ebus/repo/lookups.js';
 import * as repo from './repo.js';
 import type { ActionLogRecord, HistoryQuery, SearchQuery, StructuredQuery } from './schema.js';
 

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from '../../db/pool.js';
-import { asDate, asNumber } from '../../db/values.js';
-import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../lib/list.js';
-import type { TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
-import type { ActionLogRecord } from './types.js';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, asNumber } from '../../../db/values.js';
+import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../../lib/list.js';
+import type { TemplateInfo } from '../../objects/actions/types.js';
+import type { ObjectState } from '../../objects/record.js';
+import type { ActionLogRecord } from '../types.js';
 
 /**
  * SQL of the event bus. Lookups that name a wallet or credential are network-wide (an

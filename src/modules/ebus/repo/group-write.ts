@@ -1,8 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { RowRunner } from '../../db/prepared.js';
-import type { TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
-import type { ActionLogRecord } from './types.js';
+import type { RowRunner } from '../../../db/prepared.js';
+import type { TemplateInfo } from '../../objects/actions/types.js';
+import type { ObjectState } from '../../objects/record.js';
+import type { ActionLogRecord } from '../types.js';
 
 /**
  * The writes of one group (design.md §8) as ONE statement: new and changed objects, action
