@@ -1,16 +1,15 @@
 import type { Logger } from 'pino';
-import { sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
-import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
+import { actionLogPage } from './action-logs.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
 import type { GroupCommitter } from './group-commit.js';
-import { findWallet, listActionLogs, toActionLogRecord } from './repo/lookups.js';
+import { findWallet } from './repo/lookups.js';
 import {
   paramsCheckers,
   type ActionLogQuery,
@@ -41,12 +40,6 @@ export interface EbusDeps {
 export type BatchResult =
   | { status: 'applied'; action: ActionLogRecord; object: AppliedAction['object'] }
   | { status: 'refused'; error: { code: number; message: string } };
-
-const ACTION_LOG_LIST = {
-  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' as const } },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
 
 /** Schema of the params for their action (400 code 3), checked before anything else. */
 function checkParams(name: keyof typeof paramsCheckers, params: Record<string, unknown>): void {
@@ -160,23 +153,15 @@ export class EbusService {
 
   async listActionLogs(auth: AuthContext, q: ActionLogQuery) {
     const orgId = requireOrg(auth);
-    const p = parseList(q, ACTION_LOG_LIST);
-    const rows = await listActionLogs(this.deps.db, orgId, p, {
+    const page = await actionLogPage(this.deps.db, orgId, q, {
       id: q.id,
       wallet: q.wallet,
       object_id: q.object_id,
       name: q.name,
       hash: q.hash,
-      query: q,
     });
-    const page = pageOf(
-      rows,
-      p,
-      (r) => r.created_at,
-      (r) => r.id,
-    );
     return {
-      action_logs: page.items.map(toActionLogRecord),
+      action_logs: page.items,
       next: page.next,
       has_more: page.has_more,
     };
