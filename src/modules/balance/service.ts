@@ -5,7 +5,7 @@ import { notFound } from '../../lib/errors.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_DECIMALS, NATIVE_TOKEN } from '../../lib/money.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import { requireOrgPermission, resolveOrgAccess } from '../organizations/access.js';
+import { requireOrgPermission, resolveOrgAccess } from '../organizations/index.js';
 import * as repo from './repo.js';
 import type { Balance, BalanceHistoryQuery, HistoryBucket, HistoryTimeRange } from './schema.js';
 
