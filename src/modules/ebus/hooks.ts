@@ -1,4 +1,4 @@
-import { type SQL } from 'drizzle-orm';
+import type { HookStatement } from './repo/group-write.js';
 import type { AppliedAction } from './types.js';
 
 /**
@@ -15,7 +15,7 @@ import type { AppliedAction } from './types.js';
  * retried one action at a time, so one failing action fails alone.
  */
 export interface ApplyHooks {
-  writes(applied: readonly AppliedAction[]): SQL[];
+  writes(applied: readonly AppliedAction[]): HookStatement[];
 }
 
 /** Several hooks, their statements in order. */
