@@ -40,12 +40,7 @@ export const OBJECT_LIST: ListSpec = {
   idColumn: sql`id`,
 };
 
-export const PUBLIC_OBJECT_LIST: ListSpec = {
-  sortable: OBJECT_SORTS,
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-  maxLimit: 100,
-};
+export const PUBLIC_OBJECT_LIST: ListSpec = { ...OBJECT_LIST, maxLimit: 100 };
 
 export async function findObject(
   exec: Executor,
