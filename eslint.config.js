@@ -2,6 +2,22 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+// Layers (design.md §2): SQL lives in a module's repo.ts (or repo/ folder), and a module
+// reaches another through its service or index.ts, never its repo.
+const poolFromDb = {
+  group: ['pg'],
+  message: 'import the pool from src/db only',
+  allowTypeImports: true,
+};
+const noOtherRepo = {
+  regex: '^(\\.\\./)+[a-z-]+/repo(\\.js$|/)',
+  message: "another module's repo: use its service or index.ts",
+};
+const sqlInRepos = {
+  group: ['drizzle-orm'],
+  message: "SQL lives in the module's repo.ts or repo/ (src/lib/list.ts helps repos only)",
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', 'console/dist/', 'sdk/dist/'] },
   js.configs.recommended,
@@ -23,19 +39,23 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
-      // Routes parse and map; SQL lives in repos (design.md §2).
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['pg'], message: 'import the pool from src/db only', allowTypeImports: true },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [poolFromDb, noOtherRepo] }],
     },
   },
   {
-    files: ['src/db/**', 'test/**', 'bench/**'],
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/repo.ts', 'src/**/repo/**', 'src/lib/list.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [poolFromDb, noOtherRepo, sqlInRepos] }],
+    },
+  },
+  {
+    // Until auth's SQL moves into repos and it reaches wallets through their index.ts.
+    files: ['src/modules/auth/**', 'src/modules/wallets/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [poolFromDb] }] },
+  },
+  {
+    files: ['src/db/**', 'test/**', 'bench/**', '**/*.test.ts'],
     rules: { 'no-restricted-imports': 'off' },
   },
   {

@@ -1,6 +1,14 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
-import { and, keysetCondition, orderBy, type ParsedList } from '../../lib/list.js';
+import {
+  and,
+  byCreation,
+  keysetCondition,
+  orderBy,
+  type ListSpec,
+  type ParsedList,
+} from '../../lib/list.js';
+import { MAX_LIVE_KEYS } from './schema.js';
 
 /**
  * drizzle's node-postgres driver hands timestamptz back as PostgreSQL text
@@ -83,6 +91,13 @@ export async function insertKey(exec: Executor, k: NewApiKey): Promise<void> {
     VALUES (${k.id}, ${k.orgId}, ${k.createdBy}, ${k.name}, ${k.secretHash},
       ${`{${k.permissions.join(',')}}`}::text[], ${k.expiresAt}, ${k.now}, ${k.now})`);
 }
+
+/** A page holds every live key an organization may have; larger limits clamp to it. */
+export const API_KEY_LIST: ListSpec = byCreation({
+  defaultLimit: MAX_LIVE_KEYS,
+  maxLimit: MAX_LIVE_KEYS,
+  clampLimit: true,
+});
 
 /** Undeleted keys of the organization (expired ones included), one page plus one row. */
 export async function listKeys(

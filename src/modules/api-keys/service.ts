@@ -2,7 +2,7 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { forbidden, invalid, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { pageOf, parseList, type ListSpec, byCreation } from '../../lib/list.js';
+import { pageOf, parseList } from '../../lib/list.js';
 import {
   isResource,
   OPERATIONS,
@@ -27,12 +27,6 @@ import { hashSecret, newSecret } from './secret.js';
 import type { ApiKeyVerifier } from './verifier.js';
 
 const HOUR_MS = 3_600_000;
-
-const LIST_SPEC: ListSpec = byCreation({
-  defaultLimit: MAX_LIVE_KEYS,
-  maxLimit: MAX_LIVE_KEYS,
-  clampLimit: true,
-});
 
 /**
  * `[{resource, crud}]` → flat permission names. An unknown resource or one named twice is
@@ -118,7 +112,7 @@ export class ApiKeyService {
   async list(auth: AuthContext, query: ListApiKeysQuery): Promise<ApiKeyList> {
     requirePermission(auth, 'api-keys.read');
     const orgId = requireOrg(auth);
-    const page = parseList(query, LIST_SPEC);
+    const page = parseList(query, repo.API_KEY_LIST);
     const rows = await repo.listKeys(this.db, orgId, page, query.name);
     const { items, next, has_more } = pageOf(
       rows,

@@ -1,8 +1,8 @@
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
+import { addToBalance, balanceOf, insertLedgerEntry } from './repo.js';
 
 export type LedgerKind = 'deposit' | 'action_fee' | 'adjustment';
 
@@ -32,8 +32,6 @@ export function insufficientBalance(balanceWei: bigint, neededWei: bigint): AppE
   );
 }
 
-type BalanceRow = { balance_wei: string };
-
 /**
  * The one way a balance changes. Call it inside the transaction of the change's cause
  * (a deposit, an action), so the balance and its ledger row commit or vanish together.
@@ -45,23 +43,13 @@ export async function recordLedgerEntry(
   tx: Executor,
   entry: LedgerEntryInput,
 ): Promise<LedgerEntry> {
-  const { rows } = await tx.execute<BalanceRow>(sql`
-    UPDATE organizations SET balance_wei = balance_wei + ${entry.amountWei.toString()}::numeric
-    WHERE id = ${entry.orgId} AND balance_wei + ${entry.amountWei.toString()}::numeric >= 0
-    RETURNING balance_wei`);
-  const updated = rows[0];
-  if (!updated) {
-    const current = await tx.execute<BalanceRow>(
-      sql`SELECT balance_wei FROM organizations WHERE id = ${entry.orgId}`,
-    );
-    const row = current.rows[0];
-    if (!row) throw notFound('organization');
-    throw insufficientBalance(BigInt(row.balance_wei), -entry.amountWei);
+  const balanceAfterWei = await addToBalance(tx, entry.orgId, entry.amountWei);
+  if (balanceAfterWei === null) {
+    const current = await balanceOf(tx, entry.orgId);
+    if (current === null) throw notFound('organization');
+    throw insufficientBalance(current, -entry.amountWei);
   }
   const id = newId('ledger');
-  await tx.execute(sql`INSERT INTO ledger_entries
-    (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
-    VALUES (${id}, ${entry.orgId}, ${entry.kind}, ${entry.amountWei.toString()}::numeric,
-      ${updated.balance_wei}::numeric, ${entry.refId}, ${entry.now})`);
-  return { id, balanceAfterWei: BigInt(updated.balance_wei) };
+  await insertLedgerEntry(tx, { ...entry, id, balanceAfterWei });
+  return { id, balanceAfterWei };
 }

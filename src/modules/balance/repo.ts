@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { DbTime } from '../../db/values.js';
+import type { ListSpec } from '../../lib/list.js';
 
 export type BalanceRow = { balance_wei: string; created_at: DbTime };
 
@@ -9,6 +10,55 @@ export async function findBalance(exec: Executor, orgId: string): Promise<Balanc
     FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`);
   return rows[0] ?? null;
 }
+
+/**
+ * Adds `amountWei` (signed) to the balance unless it would go below zero, in one statement
+ * (`recordLedgerEntry` says why). The balance after, or null when nothing changed.
+ */
+export async function addToBalance(
+  exec: Executor,
+  orgId: string,
+  amountWei: bigint,
+): Promise<bigint | null> {
+  const { rows } = await exec.execute<{ balance_wei: string }>(sql`
+    UPDATE organizations SET balance_wei = balance_wei + ${amountWei.toString()}::numeric
+    WHERE id = ${orgId} AND balance_wei + ${amountWei.toString()}::numeric >= 0
+    RETURNING balance_wei`);
+  return rows[0] ? BigInt(rows[0].balance_wei) : null;
+}
+
+/** The organization's balance (closed or not), or null when there is no such organization. */
+export async function balanceOf(exec: Executor, orgId: string): Promise<bigint | null> {
+  const { rows } = await exec.execute<{ balance_wei: string }>(
+    sql`SELECT balance_wei FROM organizations WHERE id = ${orgId}`,
+  );
+  return rows[0] ? BigInt(rows[0].balance_wei) : null;
+}
+
+export interface NewLedgerRow {
+  id: string;
+  orgId: string;
+  kind: string;
+  /** Signed: credits positive, debits negative. */
+  amountWei: bigint;
+  balanceAfterWei: bigint;
+  refId: string | null;
+  now: Date;
+}
+
+export async function insertLedgerEntry(exec: Executor, e: NewLedgerRow): Promise<void> {
+  await exec.execute(sql`INSERT INTO ledger_entries
+    (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
+    VALUES (${e.id}, ${e.orgId}, ${e.kind}, ${e.amountWei.toString()}::numeric,
+      ${e.balanceAfterWei.toString()}::numeric, ${e.refId}, ${e.now})`);
+}
+
+/** History pages are keyed by bucket start alone: one bucket per start. */
+export const HISTORY_PAGING: ListSpec = {
+  sortable: { start: { column: sql`start`, type: 'timestamp' } },
+  defaultSort: 'start',
+  idColumn: sql`start`,
+};
 
 export type HistoryRow = {
   start: DbTime;

@@ -1,20 +1,13 @@
-import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { asDate, asIso } from '../../db/values.js';
 import { notFound } from '../../lib/errors.js';
-import { pageOf, parseList, type ListSpec, type Page } from '../../lib/list.js';
+import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_DECIMALS, NATIVE_TOKEN } from '../../lib/money.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import { requireOrgPermission, resolveOrgAccess } from '../organizations/access.js';
+import { requireOrgPermission, resolveOrgAccess } from '../organizations/index.js';
 import * as repo from './repo.js';
 import type { Balance, BalanceHistoryQuery, HistoryBucket, HistoryTimeRange } from './schema.js';
-
-const HISTORY_PAGING: ListSpec = {
-  sortable: { start: { column: sql`start`, type: 'timestamp' } },
-  defaultSort: 'start',
-  idColumn: sql`start`,
-};
 
 const DAY_MS = 86_400_000;
 
@@ -72,7 +65,7 @@ export class BalanceService {
   ): Promise<Page<HistoryBucket>> {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'balance.read');
-    const p = parseList({ limit: q.limit, next: q.next, order: q.order }, HISTORY_PAGING);
+    const p = parseList({ limit: q.limit, next: q.next, order: q.order }, repo.HISTORY_PAGING);
     const org = await repo.findBalance(this.db, orgId);
     if (!org) throw notFound('organization');
 

@@ -6,7 +6,7 @@ import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { formatTokens } from '../../lib/money.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
-import { recordLedgerEntry } from '../balance/ledger.js';
+import { recordLedgerEntry } from '../balance/index.js';
 import * as repo from './repo.js';
 import {
   DEPOSIT_TOKENS,

@@ -8,13 +8,13 @@ import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
 import type { ObjectState } from '../objects/record.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
-import { liveCredentials, lockGroupInputs, readGroupInputs } from './group-read.js';
+import { liveCredentials, lockGroupInputs, readGroupInputs } from './repo/group-read.js';
 import {
   groupStatement,
   GroupGuardFailed,
   runGroupStatement,
   type GroupWrite,
-} from './group-write.js';
+} from './repo/group-write.js';
 import {
   crossOrgMints,
   insufficientBalance,
@@ -25,7 +25,7 @@ import {
   type GroupPlan,
   type GroupState,
 } from './plan.js';
-import { findRoles, findTemplates, lockObjects } from './repo.js';
+import { findRoles, findTemplates, lockObjects } from './repo/lookups.js';
 import type { GroupStateCache } from './state-cache.js';
 import type { ApplyOutcome, VerifiedAction } from './types.js';
 
@@ -61,7 +61,7 @@ const objectsOf = (items: readonly VerifiedAction[]) =>
 
 /**
  * Applies a group of verified actions, of one or several organizations (design.md §8),
- * with ONE guarded statement (group-write.ts). First optimistically: the state comes from
+ * with ONE guarded statement (repo/group-write.ts). First optimistically: the state comes from
  * what the committer remembers (state-cache.ts), with one unlocked read for what it lacks,
  * and every organization whose share passes its checks is written by one statement that
  * commits on its own — one round trip for a group whose state is remembered. A share the

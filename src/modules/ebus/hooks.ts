@@ -1,9 +1,9 @@
-import { type SQL } from 'drizzle-orm';
+import type { HookStatement } from './repo/group-write.js';
 import type { AppliedAction } from './types.js';
 
 /**
  * Extension points inside the apply transaction (issue 7, acceptance 9). A group of actions
- * is written by one statement (group-write.ts); each hook is called once per group with the
+ * is written by one statement (repo/group-write.ts); each hook is called once per group with the
  * actions that passed their checks and answers the data-modifying statements (`INSERT …`,
  * `UPDATE …`) to run as part of it, so whatever it writes commits or rolls back with the fees,
  * object changes, log rows and nonces:
@@ -15,7 +15,7 @@ import type { AppliedAction } from './types.js';
  * retried one action at a time, so one failing action fails alone.
  */
 export interface ApplyHooks {
-  writes(applied: readonly AppliedAction[]): SQL[];
+  writes(applied: readonly AppliedAction[]): HookStatement[];
 }
 
 /** Several hooks, their statements in order. */

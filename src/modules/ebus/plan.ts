@@ -5,7 +5,7 @@ import { applyAction } from '../objects/actions/index.js';
 import type { MintParams, ObjectParams } from '../objects/actions/params.js';
 import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
 import { toObjectRecord, type ObjectState } from '../objects/record.js';
-import type { GroupCharge, GroupWrite } from './group-write.js';
+import type { GroupCharge, GroupWrite } from './repo/group-write.js';
 import type {
   ActionLogRecord,
   AppliedAction,

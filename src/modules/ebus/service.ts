@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Executor } from '../../db/pool.js';
 import { unpadCredential } from '../../lib/base64url.js';
@@ -16,12 +15,12 @@ import {
 } from '../../lib/errors.js';
 import { nestsDeeperThan } from '../../lib/json-depth.js';
 import { isDatabaseUnavailable } from '../../lib/pg-errors.js';
-import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
+import { actionLogPage } from './action-logs.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
 import type { GroupCommitter } from './group-commit.js';
-import { findWallet, listActionLogs, toActionLogRecord } from './repo.js';
+import { findWallet } from './repo/lookups.js';
 import { ActionParams } from '../objects/actions/params.js';
 import {
   paramsCheckers,
@@ -54,12 +53,6 @@ export interface EbusDeps {
 export type BatchResult =
   | { status: 'applied'; action: ActionLogRecord; object: AppliedAction['object'] }
   | { status: 'refused'; error: { code: number; message: string } };
-
-const ACTION_LOG_LIST = {
-  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' as const } },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
 
 /** The properties the object schema at `schemaPath` (`#/properties/metadata`) allows. */
 function allowedFields(schema: unknown, schemaPath: string): string[] {
@@ -231,23 +224,15 @@ export class EbusService {
 
   async listActionLogs(auth: AuthContext, q: ActionLogQuery) {
     const orgId = requireOrg(auth);
-    const p = parseList(q, ACTION_LOG_LIST);
-    const rows = await listActionLogs(this.deps.db, orgId, p, {
+    const page = await actionLogPage(this.deps.db, orgId, q, {
       id: q.id,
       wallet: q.wallet,
       object_id: q.object_id,
       name: q.name,
       hash: q.hash,
-      query: q,
     });
-    const page = pageOf(
-      rows,
-      p,
-      (r) => r.created_at,
-      (r) => r.id,
-    );
     return {
-      action_logs: page.items.map(toActionLogRecord),
+      action_logs: page.items,
       next: page.next,
       has_more: page.has_more,
     };

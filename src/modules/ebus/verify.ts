@@ -8,7 +8,7 @@ import { isRole, type Role } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { webauthnChallenge } from './action-text.js';
-import { findSigner, type SignerRow } from './repo.js';
+import { findSigner, type SignerRow } from './repo/lookups.js';
 import type { SignatureBody } from './schema.js';
 import type { SigningCredential } from './types.js';
 
@@ -33,7 +33,7 @@ export interface VerifyInput {
 /**
  * How long an EOA signer lookup (wallet, credential, membership) is trusted. A removed
  * credential cannot outlive it: the group statement checks every signing credential again
- * where the action is applied (group-write.ts). A removed membership stops signing within
+ * where the action is applied (repo/group-write.ts). A removed membership stops signing within
  * 5 s everywhere, like session checks (docs/decisions.md). Passkeys are always read fresh
  * (their sign count moves).
  */

@@ -5,7 +5,7 @@ import type pg from 'pg';
 import type { Db } from '../../db/pool.js';
 import { preparedRows } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
-import { validateCustom } from '../templates/service.js';
+import { validateCustom } from '../templates/index.js';
 import { GroupApplier } from './apply-group.js';
 import { FeeService, noBatchesYet, type BatchSizeSource } from './fees.js';
 import { GroupCommitter } from './group-commit.js';

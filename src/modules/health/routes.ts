@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
 import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import type { Db } from '../../db/pool.js';
+import { pingDatabase } from './repo.js';
 
 const Status = Type.Object({ status: Type.String() });
 
@@ -39,7 +39,7 @@ export function registerHealthRoutes(app: App, db: Db) {
     },
     async (req, reply) => {
       try {
-        await within(READY_WITHIN_MS, db.execute(sql`SELECT 1`));
+        await within(READY_WITHIN_MS, pingDatabase(db));
         return { status: 'ready' };
       } catch (err) {
         req.log.warn({ err }, 'readiness check failed');

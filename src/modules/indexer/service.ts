@@ -1,39 +1,15 @@
-import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/pool.js';
 import { invalid, notFound } from '../../lib/errors.js';
-import {
-  and,
-  dateFilters,
-  keysetCondition,
-  orderBy,
-  pageOf,
-  pageOfDated,
-  parseList,
-  type ListSpec,
-  type Page,
-} from '../../lib/list.js';
+import type { Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
-import { normalizeOwner } from '../objects/public-list.js';
-import { toObjectRecord, type ObjectRecord } from '../objects/record.js';
-import { listObjects, OBJECT_SORTS } from '../objects/repo.js';
-import { toActionLogRecord } from '../ebus/repo.js';
+import { actionLogPage } from '../ebus/index.js';
+import { objectPage, type ObjectRecord } from '../objects/index.js';
 import * as repo from './repo.js';
 import type { ActionLogRecord, HistoryQuery, SearchQuery, StructuredQuery } from './schema.js';
 
 /** At most this many `custom.<field>` equalities in one structured query. */
 export const MAX_CUSTOM_FILTERS = 8;
 const FIELD_RE = /^[A-Za-z0-9_-]{1,64}(\.[A-Za-z0-9_-]{1,64}){0,3}$/;
-
-const OBJECTS: ListSpec = {
-  sortable: OBJECT_SORTS,
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
-const HISTORY: ListSpec = {
-  sortable: { when_created: OBJECT_SORTS.when_created },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
 
 /** `{a: {b: value}}` from the path `a.b`. */
 function nest(path: string[], value: unknown): Record<string, unknown> {
@@ -42,21 +18,22 @@ function nest(path: string[], value: unknown): Record<string, unknown> {
 }
 
 /**
- * One `custom.<field>=<value>` equality. A value that reads as a JSON number, boolean or
- * null also matches that typed value, so `custom.level=3` finds 3 as well as "3".
+ * One `custom.<field>=<value>` equality, as the documents `custom` may contain. A value that
+ * reads as a JSON number, boolean or null also matches that typed value, so
+ * `custom.level=3` finds 3 as well as "3".
  */
-function customEquality(field: string, raw: string): SQL {
+function customEquality(field: string, raw: string): Record<string, unknown>[] {
   const path = field.split('.');
-  const alternatives = [repo.customContains(nest(path, raw))];
+  const alternatives = [nest(path, raw)];
   if (/^(-?\d+(\.\d+)?|true|false|null)$/.test(raw)) {
-    alternatives.push(repo.customContains(nest(path, JSON.parse(raw))));
+    alternatives.push(nest(path, JSON.parse(raw)));
   }
-  return alternatives.length === 1 ? alternatives[0]! : sql`(${sql.join(alternatives, sql` OR `)})`;
+  return alternatives;
 }
 
 /** The custom-field filters of a structured query, bounded and checked. */
-function customFilters(q: Record<string, unknown>): SQL[] {
-  const out: SQL[] = [];
+function customFilters(q: Record<string, unknown>): Record<string, unknown>[][] {
+  const out: Record<string, unknown>[][] = [];
   for (const [key, value] of Object.entries(q)) {
     if (!key.startsWith('custom.')) continue;
     const field = key.slice('custom.'.length);
@@ -82,34 +59,22 @@ function customFilters(q: Record<string, unknown>): SQL[] {
 export class IndexerService {
   constructor(private readonly db: Db) {}
 
-  private async objectPage(
-    orgId: string,
-    q: Record<string, unknown>,
-    filters: (SQL | undefined)[],
-  ) {
-    const p = parseList(q, OBJECTS);
-    const where = and([keysetCondition(p), ...dateFilters(q, sql`created_at`), ...filters]);
-    const rows = await listObjects(this.db, orgId, where, orderBy(p), p.limit + 1);
-    const page = pageOfDated(rows, p);
-    return { ...page, items: page.items.map(toObjectRecord) };
-  }
-
   /** Full-text search over object name, description, category and template names. */
   async search(auth: AuthContext, q: SearchQuery): Promise<Page<ObjectRecord>> {
     requirePermission(auth, 'objects.read');
     const orgId = requireOrg(auth);
-    return this.objectPage(orgId, q, [repo.textMatch(orgId, q.q)]);
+    return objectPage(this.db, orgId, q, { text: q.q });
   }
 
   /** Structured filters: template, owner and custom field equalities. */
   async query(auth: AuthContext, q: StructuredQuery): Promise<Page<ObjectRecord>> {
     requirePermission(auth, 'objects.read');
     const orgId = requireOrg(auth);
-    return this.objectPage(orgId, q, [
-      q.template_id !== undefined ? sql`template_id = ${q.template_id}` : undefined,
-      q.owner !== undefined ? sql`owner = ${normalizeOwner(q.owner)}` : undefined,
-      ...customFilters(q),
-    ]);
+    return objectPage(this.db, orgId, q, {
+      templateId: q.template_id,
+      owner: q.owner,
+      customContains: customFilters(q),
+    });
   }
 
   /** An object's applied actions, newest first by default. */
@@ -121,22 +86,6 @@ export class IndexerService {
     requirePermission(auth, 'actions.read');
     const orgId = requireOrg(auth);
     if (!(await repo.objectExists(this.db, orgId, objectId))) throw notFound('object');
-    const p = parseList(q, HISTORY);
-    const where = and([keysetCondition(p), ...dateFilters(q, sql`created_at`)]);
-    const rows = await repo.listObjectHistory(
-      this.db,
-      orgId,
-      objectId,
-      where,
-      orderBy(p),
-      p.limit + 1,
-    );
-    const page = pageOf(
-      rows,
-      p,
-      (r) => r.created_at,
-      (r) => r.id,
-    );
-    return { ...page, items: page.items.map(toActionLogRecord) };
+    return actionLogPage(this.db, orgId, q, { object_id: objectId });
   }
 }

@@ -15,8 +15,12 @@ import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { isRole, type AuthContext, type Role } from '../../lib/permissions.js';
 import { hashToken, type SessionService } from '../auth/session-service.js';
 import type { MessageSender } from '../notify/sender.js';
-import { isOwner, requireOrgPermission, resolveOrgAccess } from '../organizations/access.js';
-import { findOrganization } from '../organizations/repo.js';
+import {
+  findOrganization,
+  isOwner,
+  requireOrgPermission,
+  resolveOrgAccess,
+} from '../organizations/index.js';
 import * as repo from './repo.js';
 import type {
   ConfirmInviteQuery,

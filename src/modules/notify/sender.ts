@@ -1,10 +1,12 @@
-import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db, Executor } from '../../db/pool.js';
-import type { DbTime } from '../../db/values.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { insertOutboxMessage } from './repo.js';
+
+// The operator command and the tests read what the default sender stored.
+export { readOutbox, type OutboxRow } from './repo.js';
 
 export interface OutgoingMessage {
   channel: 'email' | 'sms';
@@ -34,10 +36,15 @@ export class OutboxSender implements MessageSender {
   ) {}
 
   async send(m: OutgoingMessage): Promise<void> {
-    await this.db.execute(sql`INSERT INTO outbox_messages
-      (id, channel, recipient, kind, subject, body, created_at)
-      VALUES (${newId('message')}, ${m.channel}, ${m.to}, ${m.kind}, ${m.subject}, ${m.text},
-              ${this.clock.now()})`);
+    await insertOutboxMessage(this.db, {
+      id: newId('message'),
+      channel: m.channel,
+      recipient: m.to,
+      kind: m.kind,
+      subject: m.subject,
+      body: m.text,
+      created_at: this.clock.now(),
+    });
     this.log.info({ channel: m.channel, kind: m.kind }, 'message stored in outbox');
   }
 }
@@ -68,23 +75,4 @@ export function createSender(
 ): MessageSender {
   const outbox = new OutboxSender(db, clock, log);
   return smtp.url ? new SmtpSender(smtp.url, smtp.from, outbox) : outbox;
-}
-
-// A `type`, not an interface: drizzle's execute<Row> needs an index-compatible shape.
-export type OutboxRow = {
-  id: string;
-  channel: string;
-  recipient: string;
-  kind: string;
-  subject: string;
-  body: string;
-  created_at: DbTime;
-};
-
-/** What the default sender stored for one address, newest first. */
-export async function readOutbox(db: Executor, to: string, limit = 50): Promise<OutboxRow[]> {
-  const { rows } = await db.execute<OutboxRow>(sql`SELECT id, channel, recipient, kind, subject,
-      body, created_at FROM outbox_messages WHERE recipient = ${to}
-      ORDER BY created_at DESC, id DESC LIMIT ${limit}`);
-  return rows;
 }

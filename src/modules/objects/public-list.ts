@@ -1,49 +1,13 @@
-import { sql, type SQL } from 'drizzle-orm';
 import type { RowRunner } from '../../db/prepared.js';
-import {
-  and,
-  dateFilters,
-  keysetCondition,
-  orderBy,
-  pageOf,
-  parseList,
-  type ListSpec,
-} from '../../lib/list.js';
-import { publicFacesAndActions } from '../templates/repo.js';
+import { pageOf, parseList } from '../../lib/list.js';
+import { publicFacesAndActions } from '../templates/index.js';
 import { toObjectRecord } from './record.js';
-import { listPublicObjects, OBJECT_SORTS } from './repo.js';
+import { listPublicObjects, PUBLIC_OBJECT_LIST } from './repo.js';
 import type { PublicObjectList, PublicObjectsQuery } from './schema.js';
-
-const PUBLIC_LIST: ListSpec = {
-  sortable: OBJECT_SORTS,
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-  maxLimit: 100,
-};
 
 /** Addresses are stored lowercase; an EOA written in checksum case still matches. */
 export function normalizeOwner(owner: string): string {
   return /^0x[0-9a-fA-F]{40}$/.test(owner) ? owner.toLowerCase() : owner;
-}
-
-function escapeLike(term: string): string {
-  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-function conditions(q: PublicObjectsQuery): (SQL | undefined)[] {
-  return [
-    q.id !== undefined ? sql`id = ${q.id}` : undefined,
-    q.include_dropped ? undefined : sql`NOT is_dropped`,
-    q.owner !== undefined ? sql`owner = ${normalizeOwner(q.owner)}` : undefined,
-    // The geohash alphabet has no LIKE wildcards (the schema's pattern guarantees it).
-    q.geo_hash !== undefined ? sql`geo_hash LIKE ${q.geo_hash + '%'}` : undefined,
-    q.collection_id !== undefined ? sql`collection_id = ${q.collection_id}` : undefined,
-    q.autocomplete !== undefined
-      ? sql`name_lower LIKE ${escapeLike(q.autocomplete.toLowerCase()) + '%'}`
-      : undefined,
-    ...dateFilters(q, sql`created_at`, 'when_created'),
-    ...dateFilters(q, sql`updated_at`, 'when_modified'),
-  ];
 }
 
 /**
@@ -51,9 +15,20 @@ function conditions(q: PublicObjectsQuery): (SQL | undefined)[] {
  * for the page, plus one for the faces and actions of its templates when asked for.
  */
 export async function listPublic(run: RowRunner, q: PublicObjectsQuery): Promise<PublicObjectList> {
-  const p = parseList(q, PUBLIC_LIST);
-  const where = and([keysetCondition(p), ...conditions(q)]);
-  const rows = await listPublicObjects(run, where, orderBy(p), p.limit + 1);
+  const p = parseList(q, PUBLIC_OBJECT_LIST);
+  const rows = await listPublicObjects(
+    run,
+    {
+      id: q.id,
+      includeDropped: q.include_dropped === true,
+      owner: q.owner !== undefined ? normalizeOwner(q.owner) : undefined,
+      geoHash: q.geo_hash,
+      collectionId: q.collection_id,
+      autocomplete: q.autocomplete,
+      dates: q,
+    },
+    p,
+  );
   const page = pageOf(
     rows,
     p,

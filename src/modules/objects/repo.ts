@@ -2,6 +2,14 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
+import {
+  and,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  type ListSpec,
+  type ParsedList,
+} from '../../lib/list.js';
 import type { ObjectRow } from './record.js';
 
 /**
@@ -21,10 +29,18 @@ export function objectRow(row: ObjectRow): ObjectRow {
 }
 
 /** The sort columns of object lists (the allow-list of sortBy). */
-export const OBJECT_SORTS = {
+const OBJECT_SORTS = {
   when_created: { column: sql`created_at`, type: 'timestamp' as const },
   when_modified: { column: sql`updated_at`, type: 'timestamp' as const },
 };
+
+export const OBJECT_LIST: ListSpec = {
+  sortable: OBJECT_SORTS,
+  defaultSort: 'when_created',
+  idColumn: sql`id`,
+};
+
+export const PUBLIC_OBJECT_LIST: ListSpec = { ...OBJECT_LIST, maxLimit: 100 };
 
 export async function findObject(
   exec: Executor,
@@ -37,17 +53,94 @@ export async function findObject(
   return rows[0] ? objectRow(rows[0]) : null;
 }
 
-/** A page of one organization's objects; `where` and `order` come from the list helpers. */
+/** Filters of an organization's object lists: GET /objects and the indexer's. */
+export interface ObjectFilters {
+  id?: string;
+  /** As stored (addresses lowercase). */
+  owner?: string;
+  templateId?: string;
+  dropped?: boolean;
+  redeemed?: boolean;
+  /** Words (web-search syntax) to find in the object's text or its template's name. */
+  text?: string;
+  /** Each entry: documents of which `custom` must contain at least one. */
+  customContains?: Record<string, unknown>[][];
+  /** The query holding the `when_created[$op]` filters. */
+  dates: Record<string, unknown>;
+  /** The query holding the `when_modified[$op]` filters, when the list has them. */
+  modifiedDates?: Record<string, unknown>;
+}
+
+/** Full-text match of `terms` (web-search syntax) on object text and template names. */
+function textMatch(orgId: string, terms: string): SQL {
+  const q = sql`websearch_to_tsquery('simple', ${terms})`;
+  return sql`(search @@ ${q} OR template_id IN (SELECT id FROM templates
+    WHERE organization_id = ${orgId} AND to_tsvector('simple'::regconfig, name) @@ ${q}))`;
+}
+
+/** `custom @> {…}` for each document, ORed; served by the GIN index objects_custom. */
+function customContainsAny(docs: Record<string, unknown>[]): SQL {
+  const alternatives = docs.map((doc) => sql`custom @> ${JSON.stringify(doc)}::jsonb`);
+  return alternatives.length === 1 ? alternatives[0]! : sql`(${sql.join(alternatives, sql` OR `)})`;
+}
+
+/** A page (`limit + 1` rows) of one organization's objects. */
 export async function listObjects(
   exec: Executor,
   orgId: string,
-  where: SQL,
-  order: SQL,
-  limit: number,
+  f: ObjectFilters,
+  p: ParsedList,
 ): Promise<ObjectRow[]> {
+  const where = and([
+    keysetCondition(p),
+    f.id !== undefined ? sql`id = ${f.id}` : undefined,
+    f.owner !== undefined ? sql`owner = ${f.owner}` : undefined,
+    f.templateId !== undefined ? sql`template_id = ${f.templateId}` : undefined,
+    f.dropped !== undefined ? sql`is_dropped = ${f.dropped}` : undefined,
+    f.redeemed !== undefined ? sql`is_redeemed = ${f.redeemed}` : undefined,
+    f.text !== undefined ? textMatch(orgId, f.text) : undefined,
+    ...(f.customContains ?? []).map(customContainsAny),
+    ...dateFilters(f.dates, sql`created_at`, 'when_created'),
+    ...(f.modifiedDates ? dateFilters(f.modifiedDates, sql`updated_at`, 'when_modified') : []),
+  ]);
   const { rows } = await exec.execute<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
-    WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
+    WHERE organization_id = ${orgId} AND ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
   return rows.map(objectRow);
+}
+
+/** Filters of the public list (spec §4.2). */
+export interface PublicObjectFilters {
+  id?: string;
+  includeDropped: boolean;
+  /** As stored (addresses lowercase). */
+  owner?: string;
+  /** A geohash prefix. */
+  geoHash?: string;
+  collectionId?: string;
+  /** A prefix of metadata.name, in any case. */
+  autocomplete?: string;
+  /** The query holding the `when_created[$op]` and `when_modified[$op]` filters. */
+  dates: Record<string, unknown>;
+}
+
+function escapeLike(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function publicConditions(f: PublicObjectFilters): (SQL | undefined)[] {
+  return [
+    f.id !== undefined ? sql`id = ${f.id}` : undefined,
+    f.includeDropped ? undefined : sql`NOT is_dropped`,
+    f.owner !== undefined ? sql`owner = ${f.owner}` : undefined,
+    // The geohash alphabet has no LIKE wildcards (the schema's pattern guarantees it).
+    f.geoHash !== undefined ? sql`geo_hash LIKE ${f.geoHash + '%'}` : undefined,
+    f.collectionId !== undefined ? sql`collection_id = ${f.collectionId}` : undefined,
+    f.autocomplete !== undefined
+      ? sql`name_lower LIKE ${escapeLike(f.autocomplete.toLowerCase()) + '%'}`
+      : undefined,
+    ...dateFilters(f.dates, sql`created_at`, 'when_created'),
+    ...dateFilters(f.dates, sql`updated_at`, 'when_modified'),
+  ];
 }
 
 /**
@@ -56,11 +149,11 @@ export async function listObjects(
  */
 export async function listPublicObjects(
   run: RowRunner,
-  where: SQL,
-  order: SQL,
-  limit: number,
+  f: PublicObjectFilters,
+  p: ParsedList,
 ): Promise<ObjectRow[]> {
+  const where = and([keysetCondition(p), ...publicConditions(f)]);
   const rows = await run<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
-    WHERE is_public AND ${where} ${order} LIMIT ${limit}`);
+    WHERE is_public AND ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
   return rows.map(objectRow);
 }

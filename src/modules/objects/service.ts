@@ -1,24 +1,45 @@
-import { sql } from 'drizzle-orm';
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import { rowsVia, type RowRunner } from '../../db/prepared.js';
 import { notFound } from '../../lib/errors.js';
-import {
-  and,
-  dateFilters,
-  keysetCondition,
-  orderBy,
-  pageOfDated,
-  parseList,
-  type ListSpec,
-  type Page,
-} from '../../lib/list.js';
+import { pageOfDated, parseList, type ListQuery, type Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import { listPublic, normalizeOwner } from './public-list.js';
 import { toObjectRecord, type ObjectRecord } from './record.js';
-import { findObject, listObjects, OBJECT_SORTS } from './repo.js';
+import { findObject, listObjects, OBJECT_LIST, type ObjectFilters } from './repo.js';
 import type { ListObjectsQuery, PublicObjectList, PublicObjectsQuery } from './schema.js';
 
-const LIST: ListSpec = { sortable: OBJECT_SORTS, defaultSort: 'when_created', idColumn: sql`id` };
+/** Filters of `objectPage`; `owner` as the caller wrote it. */
+export type ObjectPageFilters = Omit<ObjectFilters, 'dates' | 'modifiedDates'> & {
+  /** Apply the `when_modified[$op]` filters of the query too. */
+  modifiedDates?: boolean;
+};
+
+/**
+ * One page of an organization's objects (list conventions; sorts when_created and
+ * when_modified), the `when_created[$op]` filters read from `q`. The caller has checked
+ * that the caller may read them.
+ */
+export async function objectPage(
+  exec: Executor,
+  orgId: string,
+  q: ListQuery,
+  f: ObjectPageFilters,
+): Promise<Page<ObjectRecord>> {
+  const p = parseList(q, OBJECT_LIST);
+  const rows = await listObjects(
+    exec,
+    orgId,
+    {
+      ...f,
+      owner: f.owner !== undefined ? normalizeOwner(f.owner) : undefined,
+      dates: q,
+      modifiedDates: f.modifiedDates ? q : undefined,
+    },
+    p,
+  );
+  const page = pageOfDated(rows, p);
+  return { ...page, items: page.items.map(toObjectRecord) };
+}
 
 /**
  * Reads of smart objects. Nothing here changes an object: objects change only through
@@ -39,20 +60,14 @@ export class ObjectService {
   async list(auth: AuthContext, q: ListObjectsQuery): Promise<Page<ObjectRecord>> {
     requirePermission(auth, 'objects.read');
     const orgId = requireOrg(auth);
-    const p = parseList(q, LIST);
-    const where = and([
-      keysetCondition(p),
-      q.id !== undefined ? sql`id = ${q.id}` : undefined,
-      q.owner !== undefined ? sql`owner = ${normalizeOwner(q.owner)}` : undefined,
-      q.template_id !== undefined ? sql`template_id = ${q.template_id}` : undefined,
-      q.dropped !== undefined ? sql`is_dropped = ${q.dropped}` : undefined,
-      q.redeemed !== undefined ? sql`is_redeemed = ${q.redeemed}` : undefined,
-      ...dateFilters(q, sql`created_at`, 'when_created'),
-      ...dateFilters(q, sql`updated_at`, 'when_modified'),
-    ]);
-    const rows = await listObjects(this.db, orgId, where, orderBy(p), p.limit + 1);
-    const page = pageOfDated(rows, p);
-    return { ...page, items: page.items.map(toObjectRecord) };
+    return objectPage(this.db, orgId, q, {
+      id: q.id,
+      owner: q.owner,
+      templateId: q.template_id,
+      dropped: q.dropped,
+      redeemed: q.redeemed,
+      modifiedDates: true,
+    });
   }
 
   /** One object of the caller's organization; another organization's is 404. */

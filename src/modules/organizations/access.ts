@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { forbidden, notFound } from '../../lib/errors.js';
 import {
@@ -8,6 +7,7 @@ import {
   type Permission,
   type Role,
 } from '../../lib/permissions.js';
+import { activeRoleIn, liveOrganizationExists } from './repo.js';
 
 /** What the caller may do in one organization named by a path (`/organizations/{id}/…`). */
 export interface OrgAccess {
@@ -17,8 +17,6 @@ export interface OrgAccess {
   permissions: ReadonlySet<Permission>;
   isApiKey: boolean;
 }
-
-type MembershipRow = { role: string };
 
 /**
  * Resolves the caller's standing in `orgId`. A person acts with their role in THAT
@@ -34,18 +32,11 @@ export async function resolveOrgAccess(
 ): Promise<OrgAccess> {
   if (auth.kind === 'api_key') {
     if (auth.orgId !== orgId) throw notFound('organization');
-    const { rows } = await exec.execute<{ id: string }>(
-      sql`SELECT id FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`,
-    );
-    if (rows.length === 0) throw notFound('organization');
+    if (!(await liveOrganizationExists(exec, orgId))) throw notFound('organization');
     return { orgId, role: auth.role, permissions: auth.permissions, isApiKey: true };
   }
-  const { rows } = await exec.execute<MembershipRow>(sql`
-    SELECT m.role FROM members m JOIN organizations o ON o.id = m.organization_id
-    WHERE m.organization_id = ${orgId} AND m.wallet_id = ${auth.walletId}
-      AND m.status = 'active' AND o.deleted_at IS NULL`);
-  const role = rows[0]?.role;
-  if (role === undefined || !isRole(role)) throw notFound('organization');
+  const role = await activeRoleIn(exec, orgId, auth.walletId);
+  if (role === null || !isRole(role)) throw notFound('organization');
   return { orgId, role, permissions: permissionsOfRole(role), isApiKey: false };
 }
 

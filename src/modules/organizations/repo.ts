@@ -90,6 +90,26 @@ export async function findOrganization(
   return rows[0] ?? null;
 }
 
+export async function liveOrganizationExists(exec: Executor, orgId: string): Promise<boolean> {
+  const { rows } = await exec.execute<{ id: string }>(
+    sql`SELECT id FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`,
+  );
+  return rows.length > 0;
+}
+
+/** The wallet's role as an active member of the live organization, or null. */
+export async function activeRoleIn(
+  exec: Executor,
+  orgId: string,
+  walletId: string,
+): Promise<string | null> {
+  const { rows } = await exec.execute<{ role: string }>(sql`
+    SELECT m.role FROM members m JOIN organizations o ON o.id = m.organization_id
+    WHERE m.organization_id = ${orgId} AND m.wallet_id = ${walletId}
+      AND m.status = 'active' AND o.deleted_at IS NULL`);
+  return rows[0]?.role ?? null;
+}
+
 export async function insertOrganization(
   exec: Executor,
   org: { id: string; name: string; description: string; allowSelfSignup: boolean; now: Date },

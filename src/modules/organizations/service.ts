@@ -7,7 +7,7 @@ import { parseList, pageOf, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
 import { isRole, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import type { SessionService, TokenResponse } from '../auth/session-service.js';
-import { insertMember } from '../members/repo.js';
+import { insertMember } from '../members/index.js';
 import { requireOrgPermission, resolveOrgAccess } from './access.js';
 import * as repo from './repo.js';
 import type {

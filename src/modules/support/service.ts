@@ -5,7 +5,7 @@ import { forbidden, invalid, notFound, tooManyRequests } from '../../lib/errors.
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
-import { walletIsActiveMember } from '../members/repo.js';
+import { walletIsActiveMember } from '../members/index.js';
 import * as repo from './repo.js';
 import type {
   ListSupportMessagesQuery,

@@ -1,7 +1,16 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
 import { asDate } from '../../db/values.js';
+import {
+  and,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  prefixMatch,
+  type ListSpec,
+  type ParsedList,
+} from '../../lib/list.js';
 import type { Face } from '../objects/hashes.js';
 
 /** A row of `templates`. */
@@ -57,15 +66,44 @@ export async function findTemplateById(exec: Executor, id: string): Promise<Temp
   return rows[0] ? templateRow(rows[0]) : null;
 }
 
+export const TEMPLATE_LIST: ListSpec = {
+  sortable: {
+    when_created: { column: sql`created_at`, type: 'timestamp' },
+    when_modified: { column: sql`updated_at`, type: 'timestamp' },
+  },
+  defaultSort: 'when_created',
+  idColumn: sql`id`,
+};
+
+export interface TemplateFilters {
+  id?: string;
+  name?: string;
+  /** A prefix of the name, in any case. */
+  autocomplete?: string;
+  category?: string;
+  isPublic?: boolean;
+  /** The query holding the `when_created[$op]` filters. */
+  dates: Record<string, unknown>;
+}
+
+/** A page (`limit + 1` rows) of one organization's templates. */
 export async function listTemplates(
   exec: Executor,
   orgId: string,
-  where: SQL,
-  order: SQL,
-  limit: number,
+  f: TemplateFilters,
+  p: ParsedList,
 ): Promise<TemplateRow[]> {
+  const where = and([
+    keysetCondition(p),
+    ...dateFilters(f.dates, sql`created_at`),
+    f.id !== undefined ? sql`id = ${f.id}` : undefined,
+    f.name !== undefined ? sql`name = ${f.name}` : undefined,
+    f.autocomplete ? prefixMatch(sql`name`, f.autocomplete) : undefined,
+    f.category !== undefined ? sql`category = ${f.category}` : undefined,
+    f.isPublic !== undefined ? sql`is_public = ${f.isPublic}` : undefined,
+  ]);
   const { rows } = await exec.execute<TemplateRow>(sql`SELECT * FROM templates
-    WHERE organization_id = ${orgId} AND ${where} ${order} LIMIT ${limit}`);
+    WHERE organization_id = ${orgId} AND ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
   return rows.map(templateRow);
 }
 

@@ -1,19 +1,8 @@
-import { sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import {
-  and,
-  dateFilters,
-  keysetCondition,
-  orderBy,
-  pageOfDated,
-  parseList,
-  prefixMatch,
-  type ListSpec,
-  type Page,
-} from '../../lib/list.js';
+import { pageOfDated, parseList, type Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import type { Face } from '../objects/hashes.js';
 import { checkCustomSchema } from './custom-schema.js';
@@ -27,15 +16,6 @@ import type {
 } from './schema.js';
 
 export { validateCustom, type CustomCheck } from './custom-schema.js';
-
-const LIST: ListSpec = {
-  sortable: {
-    when_created: { column: sql`created_at`, type: 'timestamp' },
-    when_modified: { column: sql`updated_at`, type: 'timestamp' },
-  },
-  defaultSort: 'when_created',
-  idColumn: sql`id`,
-};
 
 export function toTemplateRecord(row: TemplateRow): TemplateRecord {
   return {
@@ -123,17 +103,20 @@ export class TemplateService {
   async list(auth: AuthContext, q: ListTemplatesQuery): Promise<Page<TemplateRecord>> {
     requirePermission(auth, 'templates.read');
     const orgId = requireOrg(auth);
-    const p = parseList(q, LIST);
-    const where = and([
-      keysetCondition(p),
-      ...dateFilters(q, sql`created_at`),
-      q.id !== undefined ? sql`id = ${q.id}` : undefined,
-      q.name !== undefined ? sql`name = ${q.name}` : undefined,
-      q.autocomplete ? prefixMatch(sql`name`, q.autocomplete) : undefined,
-      q.category !== undefined ? sql`category = ${q.category}` : undefined,
-      q.is_public !== undefined ? sql`is_public = ${q.is_public}` : undefined,
-    ]);
-    const rows = await repo.listTemplates(this.db, orgId, where, orderBy(p), p.limit + 1);
+    const p = parseList(q, repo.TEMPLATE_LIST);
+    const rows = await repo.listTemplates(
+      this.db,
+      orgId,
+      {
+        id: q.id,
+        name: q.name,
+        autocomplete: q.autocomplete,
+        category: q.category,
+        isPublic: q.is_public,
+        dates: q,
+      },
+      p,
+    );
     const page = pageOfDated(rows, p);
     return { ...page, items: page.items.map(toTemplateRecord) };
   }

@@ -1,6 +1,6 @@
 import { invalid, type AppError } from '../../../lib/errors.js';
 import type { LocationInput } from './params.js';
-import type { CustomCheck } from '../../templates/service.js';
+import type { CustomCheck } from '../../templates/index.js';
 import { geohashOf } from '../geo.js';
 import { computeObjectHashes, type Location } from '../hashes.js';
 import { locationOf, normalizeMetadata, type ObjectState } from '../record.js';

@@ -1,8 +1,7 @@
 import type { AppError } from '../../../lib/errors.js';
 import type { Role } from '../../../lib/permissions.js';
 import type { ActionName } from './params.js';
-import type { CustomCheck } from '../../templates/service.js';
-import type { TemplateRow } from '../../templates/repo.js';
+import type { CustomCheck, TemplateRow } from '../../templates/index.js';
 import type { ObjectState } from '../record.js';
 
 /**

@@ -1,16 +1,16 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from '../../db/pool.js';
-import type { RowRunner } from '../../db/prepared.js';
-import { asDate } from '../../db/values.js';
-import type { TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
-import { credentialKey } from './plan.js';
-import type { SigningCredential } from './types.js';
+import type { Executor } from '../../../db/pool.js';
+import type { RowRunner } from '../../../db/prepared.js';
+import { asDate } from '../../../db/values.js';
+import type { TemplateInfo } from '../../objects/actions/types.js';
+import type { ObjectState } from '../../objects/record.js';
+import { credentialKey } from '../plan.js';
+import type { SigningCredential } from '../types.js';
 
 /**
  * What a group's checks read before they run (design.md §8): the paying organizations'
  * balances, the signer wallets' next nonces, the objects and the templates. The locked path
- * reads it under row locks (`lockGroupInputs`, then `lockObjects` in repo.ts); the
+ * reads it under row locks (`lockGroupInputs`, then `lockObjects` in lookups.ts); the
  * optimistic path reads only what its cache lacks, without locks (`readGroupInputsQuery`).
  */
 export interface GroupInputs {

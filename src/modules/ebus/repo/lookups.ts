@@ -1,15 +1,13 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from '../../db/pool.js';
-import { asDate, asNumber } from '../../db/values.js';
-import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../lib/list.js';
-import type { TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
-import type { ActionLogRecord } from './types.js';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, asNumber } from '../../../db/values.js';
+import type { TemplateInfo } from '../../objects/actions/types.js';
+import type { ObjectState } from '../../objects/record.js';
 
 /**
- * SQL of the event bus. Lookups that name a wallet or credential are network-wide (an
- * action addresses its wallet and object by address and id); everything the caller reads
- * back (the action log) is scoped by the paying organization.
+ * The event bus's lookups. Those that name a wallet or credential are network-wide (an
+ * action addresses its wallet and object by address and id); what the caller reads back
+ * (the action log, action-logs.ts) is scoped by the paying organization.
  */
 
 export type SignerRow = {
@@ -115,58 +113,4 @@ export async function findRoles(
       ON m.organization_id = p."orgId" AND m.wallet_id = p."walletId"
     WHERE m.status = 'active'`);
   return new Map(rows.map((r) => [`${r.organization_id} ${r.wallet_id}`, r.role]));
-}
-
-export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
-
-/** The columns of an action log record, for every query that answers one. */
-export const ACTION_LOG_COLUMNS = sql.raw(`id, hash, name, wallet, signature_type, nonce, params,
-  object_id, template_id, fee_wei::text AS fee_wei, batch_id, created_at`);
-
-export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
-  return {
-    id: r.id,
-    hash: r.hash,
-    name: r.name,
-    wallet: r.wallet,
-    signature_type: r.signature_type,
-    nonce: r.nonce,
-    params: r.params,
-    object_id: r.object_id,
-    template_id: r.template_id,
-    fee_wei: r.fee_wei,
-    batch_id: r.batch_id,
-    when_created: r.created_at.toISOString(),
-  };
-}
-
-export interface ActionLogFilters {
-  id?: string;
-  wallet?: string;
-  object_id?: string;
-  name?: string;
-  hash?: string;
-  query: Record<string, unknown>;
-}
-
-/** One page of the organization's action log (list conventions of design.md §3). */
-export async function listActionLogs(
-  exec: Executor,
-  orgId: string,
-  p: ParsedList,
-  f: ActionLogFilters,
-): Promise<ActionLogRow[]> {
-  const where = and([
-    sql`organization_id = ${orgId}`,
-    f.id !== undefined ? sql`id = ${f.id}` : undefined,
-    f.wallet !== undefined ? sql`wallet = ${f.wallet.toLowerCase()}` : undefined,
-    f.object_id !== undefined ? sql`object_id = ${f.object_id}` : undefined,
-    f.name !== undefined ? sql`name = ${f.name}` : undefined,
-    f.hash !== undefined ? sql`hash = ${f.hash.toLowerCase()}` : undefined,
-    keysetCondition(p),
-    ...dateFilters(f.query, sql`created_at`),
-  ]);
-  const { rows } = await exec.execute<ActionLogRow>(sql`
-    SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
-  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }

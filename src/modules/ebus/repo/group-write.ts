@@ -1,8 +1,8 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { RowRunner } from '../../db/prepared.js';
-import type { TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
-import type { ActionLogRecord } from './types.js';
+import type { RowRunner } from '../../../db/prepared.js';
+import type { TemplateInfo } from '../../objects/actions/types.js';
+import type { ObjectState } from '../../objects/record.js';
+import type { ActionLogRecord } from '../types.js';
 
 /**
  * The writes of one group (design.md §8) as ONE statement: new and changed objects, action
@@ -42,6 +42,9 @@ export interface GroupCharge {
   ledger: { id: string; amount_wei: string; after_offset_wei: string; ref_id: string }[];
 }
 
+/** A data-modifying statement with a RETURNING clause that a hook adds (hooks.ts). */
+export type HookStatement = SQL;
+
 /** A guard of the group statement did not hold: nothing was written. */
 export class GroupGuardFailed extends Error {
   constructor(
@@ -79,7 +82,7 @@ export function groupStatement(
   charges: readonly GroupCharge[],
   now: Date,
   templates: readonly TemplateInfo[],
-  hooks: readonly SQL[],
+  hooks: readonly HookStatement[],
 ): SQL {
   const fees = charges.map((c) => ({ id: c.orgId, total: c.totalFeeWei.toString() }));
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));

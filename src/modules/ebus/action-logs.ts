@@ -1,0 +1,47 @@
+import type { Executor } from '../../db/pool.js';
+import { pageOf, parseList, type ListQuery, type Page } from '../../lib/list.js';
+import {
+  ACTION_LOG_LIST,
+  listActionLogs,
+  type ActionLogFilters,
+  type ActionLogRow,
+} from './repo/action-logs.js';
+import type { ActionLogRecord } from './types.js';
+
+export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
+  return {
+    id: r.id,
+    hash: r.hash,
+    name: r.name,
+    wallet: r.wallet,
+    signature_type: r.signature_type,
+    nonce: r.nonce,
+    params: r.params,
+    object_id: r.object_id,
+    template_id: r.template_id,
+    fee_wei: r.fee_wei,
+    batch_id: r.batch_id,
+    when_created: r.created_at.toISOString(),
+  };
+}
+
+/**
+ * One page of an organization's action log, sorted by creation (then id). The caller has
+ * checked that the caller may read it; `q` holds the paging and when_created filters.
+ */
+export async function actionLogPage(
+  exec: Executor,
+  orgId: string,
+  q: ListQuery,
+  filters: Omit<ActionLogFilters, 'query'>,
+): Promise<Page<ActionLogRecord>> {
+  const p = parseList(q, ACTION_LOG_LIST);
+  const rows = await listActionLogs(exec, orgId, p, { ...filters, query: q });
+  const page = pageOf(
+    rows,
+    p,
+    (r) => r.created_at,
+    (r) => r.id,
+  );
+  return { ...page, items: page.items.map(toActionLogRecord) };
+}

@@ -1,0 +1,55 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, asNumber } from '../../../db/values.js';
+import {
+  and,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  type ListSpec,
+  type ParsedList,
+} from '../../../lib/list.js';
+import type { ActionLogRecord } from '../types.js';
+
+export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
+
+/** The columns of an action log record, for every query that answers one. */
+const ACTION_LOG_COLUMNS = sql.raw(`id, hash, name, wallet, signature_type, nonce, params,
+  object_id, template_id, fee_wei::text AS fee_wei, batch_id, created_at`);
+
+export const ACTION_LOG_LIST: ListSpec = {
+  sortable: { when_created: { column: sql`created_at`, type: 'timestamp' as const } },
+  defaultSort: 'when_created',
+  idColumn: sql`id`,
+};
+
+export interface ActionLogFilters {
+  id?: string;
+  wallet?: string;
+  object_id?: string;
+  name?: string;
+  hash?: string;
+  query: Record<string, unknown>;
+}
+
+/** One page of the organization's action log (list conventions of design.md §3). */
+export async function listActionLogs(
+  exec: Executor,
+  orgId: string,
+  p: ParsedList,
+  f: ActionLogFilters,
+): Promise<ActionLogRow[]> {
+  const where = and([
+    sql`organization_id = ${orgId}`,
+    f.id !== undefined ? sql`id = ${f.id}` : undefined,
+    f.wallet !== undefined ? sql`wallet = ${f.wallet.toLowerCase()}` : undefined,
+    f.object_id !== undefined ? sql`object_id = ${f.object_id}` : undefined,
+    f.name !== undefined ? sql`name = ${f.name}` : undefined,
+    f.hash !== undefined ? sql`hash = ${f.hash.toLowerCase()}` : undefined,
+    keysetCondition(p),
+    ...dateFilters(f.query, sql`created_at`),
+  ]);
+  const { rows } = await exec.execute<ActionLogRow>(sql`
+    SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
+  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
+}
