@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', 'console/dist/', 'sdk/dist/'] },
@@ -9,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'eslint.boundaries.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -23,21 +24,9 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
-      // Routes parse and map; SQL lives in repos (design.md §2).
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['pg'], message: 'import the pool from src/db only', allowTypeImports: true },
-          ],
-        },
-      ],
     },
   },
-  {
-    files: ['src/db/**', 'test/**', 'bench/**'],
-    rules: { 'no-restricted-imports': 'off' },
-  },
+  ...boundaries,
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**'],
     rules: {
