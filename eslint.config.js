@@ -1,22 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
-
-// Layers (design.md §2): SQL lives in a module's repo.ts (or repo/ folder), and a module
-// reaches another through its service or index.ts, never its repo.
-const poolFromDb = {
-  group: ['pg'],
-  message: 'import the pool from src/db only',
-  allowTypeImports: true,
-};
-const noOtherRepo = {
-  regex: '^(\\.\\./)+[a-z-]+/repo(\\.js$|/)',
-  message: "another module's repo: use its service or index.ts",
-};
-const sqlInRepos = {
-  group: ['drizzle-orm'],
-  message: "SQL lives in the module's repo.ts or repo/ (src/lib/list.ts helps repos only)",
-};
+import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', 'console/dist/', 'sdk/dist/'] },
@@ -25,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'eslint.boundaries.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -39,25 +24,9 @@ export default tseslint.config(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
-      'no-restricted-imports': ['error', { patterns: [poolFromDb, noOtherRepo] }],
     },
   },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/**/repo.ts', 'src/**/repo/**', 'src/lib/list.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [poolFromDb, noOtherRepo, sqlInRepos] }],
-    },
-  },
-  {
-    // Until auth's SQL moves into repos and it reaches wallets through their index.ts.
-    files: ['src/modules/auth/**', 'src/modules/wallets/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [poolFromDb] }] },
-  },
-  {
-    files: ['src/db/**', 'test/**', 'bench/**', '**/*.test.ts'],
-    rules: { 'no-restricted-imports': 'off' },
-  },
+  ...boundaries,
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**'],
     rules: {

@@ -1,5 +1,4 @@
 import type { Executor } from '../../db/pool.js';
-import type { VerifyResult } from '../../http/auth.js';
 import type { Clock } from '../../lib/clock.js';
 import {
   isResource,
@@ -7,6 +6,7 @@ import {
   OPERATIONS,
   permissionsOfRole,
   type Permission,
+  type VerifyResult,
 } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { LastUsedRecorder } from './last-used.js';

@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, permissionsOfRole, type Role } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
-import type { VerifyResult } from '../../http/auth.js';
+import type { VerifyResult } from '../../lib/permissions.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
 
 /** The token response of design.md §4: every answer that issues tokens. */

@@ -1,20 +1,9 @@
 import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import type { Db } from '../../db/pool.js';
-import { pingDatabase } from './repo.js';
+import { checkReady } from './service.js';
 
 const Status = Type.Object({ status: Type.String() });
-
-/** A readiness probe answers within this even when the database does not (ms). */
-const READY_WITHIN_MS = 2000;
-
-function within<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('readiness check timed out')), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
 
 /**
  * `/healthz`: the process is alive (a liveness probe; it stays 200 while the database is
@@ -39,7 +28,7 @@ export function registerHealthRoutes(app: App, db: Db) {
     },
     async (req, reply) => {
       try {
-        await within(READY_WITHIN_MS, pingDatabase(db));
+        await checkReady(db);
         return { status: 'ready' };
       } catch (err) {
         req.log.warn({ err }, 'readiness check failed');

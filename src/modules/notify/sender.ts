@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
@@ -32,7 +32,7 @@ export class OutboxSender implements MessageSender {
   constructor(
     private readonly db: Executor,
     private readonly clock: Clock,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: BaseLogger,
   ) {}
 
   async send(m: OutgoingMessage): Promise<void> {
@@ -70,7 +70,7 @@ export class SmtpSender implements MessageSender {
 export function createSender(
   db: Db,
   clock: Clock,
-  log: FastifyBaseLogger,
+  log: BaseLogger,
   smtp: { url: string | null; from: string },
 ): MessageSender {
   const outbox = new OutboxSender(db, clock, log);
