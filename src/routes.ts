@@ -3,7 +3,7 @@ import type { App } from './http/app.js';
 import { registerHealthRoutes } from './modules/health/routes.js';
 import { registerJwksRoute } from './modules/auth/jwks-route.js';
 import { registerAuthRoutes } from './modules/auth/routes.js';
-import { registerConnectRoutes } from './modules/wallets/connect-routes.js';
+import { registerConnectRoutes } from './modules/auth/connect-routes.js';
 import { registerWalletRoutes } from './modules/wallets/routes.js';
 import { registerBalanceRoutes } from './modules/balance/routes.js';
 import { registerDepositRoutes } from './modules/deposits/routes.js';

@@ -1,7 +1,7 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import type { Identity } from './identity.js';
-import { clientOf } from './client-context.js';
+import { clientOf } from '../../http/client-context.js';
 import {
   Empty,
   GoogleInput,

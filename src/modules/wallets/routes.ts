@@ -1,7 +1,7 @@
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { clientOf } from '../auth/client-context.js';
+import { clientOf } from '../../http/client-context.js';
 import type { Identity } from '../auth/identity.js';
 import {
   Created,
