@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { getAddress } from 'viem';
 import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import type { Db, Executor } from '../../db/pool.js';
@@ -11,6 +10,7 @@ import { newId } from '../../lib/ids.js';
 import type { AuthContext } from '../../lib/permissions.js';
 import type { Accounts, ClientContext } from '../wallets/accounts.js';
 import * as repo from '../wallets/repo.js';
+import { insertSiweNonce, spendSiweNonce } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
 
 export const SIWE_TTL_MS = 5 * 60_000;
@@ -61,10 +61,11 @@ export class EoaService {
       issuedAt: now,
       expirationTime: expires,
     });
-    await this.db.execute(sql`INSERT INTO siwe_nonces (nonce, address, expires_at, created_at)
-      VALUES (${nonce}, ${address.toLowerCase()}, ${expires}, ${now})`);
-    await this.db.execute(sql`DELETE FROM siwe_nonces WHERE nonce IN (
-      SELECT nonce FROM siwe_nonces WHERE expires_at < ${now} LIMIT 100)`);
+    await insertSiweNonce(
+      this.db,
+      { nonce, address: address.toLowerCase(), expiresAt: expires },
+      now,
+    );
     return { message, nonce, expires_at: expires.toISOString() };
   }
 
@@ -87,11 +88,7 @@ export class EoaService {
     }
     const signer = recoverEip191Address(message, signature);
     if (!signer.ok || signer.address !== address.toLowerCase()) throw unauthenticated(REFUSED);
-    const { rows } = await exec.execute(sql`UPDATE siwe_nonces SET used_at = ${now}
-      WHERE nonce = ${nonce} AND address = ${signer.address} AND used_at IS NULL
-        AND expires_at > ${now}
-      RETURNING nonce`);
-    if (rows.length === 0) throw unauthenticated(REFUSED);
+    if (!(await spendSiweNonce(exec, nonce, signer.address, now))) throw unauthenticated(REFUSED);
     return signer.address;
   }
 

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -19,6 +18,11 @@ import { newId } from '../../lib/ids.js';
 import type { AuthContext } from '../../lib/permissions.js';
 import type { Accounts, ClientContext } from '../wallets/accounts.js';
 import * as repo from '../wallets/repo.js';
+import {
+  insertPasskeyChallenge,
+  takePasskeyChallenge,
+  type PasskeyPurpose,
+} from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
 
 export const PASSKEY_TIMEOUT_MS = 5 * 60_000;
@@ -36,8 +40,6 @@ export type RequestOptions = PublicKeyCredentialRequestOptionsJSON & {
   rpId: string;
   userVerification: string;
 };
-
-type Purpose = 'register' | 'login' | 'link';
 
 export interface WebauthnConfig {
   rpId: string;
@@ -248,28 +250,25 @@ export class PasskeyService {
     return id;
   }
 
-  private async storeChallenge(challenge: string, purpose: Purpose, walletId: string | null) {
+  private async storeChallenge(
+    challenge: string,
+    purpose: PasskeyPurpose,
+    walletId: string | null,
+  ) {
     const now = this.clock.now();
-    await this.db.execute(sql`INSERT INTO webauthn_challenges
-        (challenge, purpose, wallet_id, expires_at, created_at)
-      VALUES (${challenge}, ${purpose}, ${walletId},
-        ${new Date(now.getTime() + PASSKEY_TIMEOUT_MS)}, ${now})`);
-    // Expired challenges are of no use to anyone; clear a few on the way.
-    await this.db.execute(sql`DELETE FROM webauthn_challenges WHERE challenge IN (
-      SELECT challenge FROM webauthn_challenges WHERE expires_at < ${now} LIMIT 100)`);
+    const expiresAt = new Date(now.getTime() + PASSKEY_TIMEOUT_MS);
+    await insertPasskeyChallenge(this.db, { challenge, purpose, walletId, expiresAt }, now);
   }
 
   private async consumeChallenge(
     exec: Executor,
     challenge: string,
-    purpose: Purpose,
+    purpose: PasskeyPurpose,
     walletId: string | null,
   ): Promise<void> {
-    const owner = walletId ? sql`wallet_id = ${walletId}` : sql`wallet_id IS NULL`;
-    const { rows } = await exec.execute(sql`DELETE FROM webauthn_challenges
-      WHERE challenge = ${challenge} AND purpose = ${purpose} AND ${owner}
-        AND expires_at > ${this.clock.now()}
-      RETURNING challenge`);
-    if (rows.length === 0) throw unauthenticated(FAILED);
+    const now = this.clock.now();
+    if (!(await takePasskeyChallenge(exec, challenge, purpose, walletId, now))) {
+      throw unauthenticated(FAILED);
+    }
   }
 }
