@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from './types.js';
 import { forbidden, unauthenticated } from '../lib/errors.js';
-import type { AuthContext, Permission } from '../lib/permissions.js';
+import type { AuthContext, Permission, VerifyResult } from '../lib/permissions.js';
 
 /**
  * How a route authenticates (declared next to the route, in `config.auth`):
@@ -30,7 +30,8 @@ declare module 'fastify' {
   }
 }
 
-export type VerifyResult = { ok: true; auth: AuthContext } | { ok: false; reason: string };
+// Verifiers live in the features; the type stays importable from here too.
+export type { VerifyResult };
 
 /** Filled in by the features that own each credential (sign-in, API keys). */
 export interface CredentialVerifiers {

@@ -110,6 +110,9 @@ export interface AuthContext {
   apiKeyId: string | null;
 }
 
+/** What a credential verifier answers: the caller, or why the credential is refused. */
+export type VerifyResult = { ok: true; auth: AuthContext } | { ok: false; reason: string };
+
 export function hasPermission(auth: AuthContext, perm: Permission): boolean {
   return auth.permissions.has(perm);
 }

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Executor } from '../../db/pool.js';
+import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { isRole, permissionsOfRole, type Role } from '../../lib/permissions.js';
+import { isRole, permissionsOfRole, type Role, type VerifyResult } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
-import type { VerifyResult } from '../../http/auth.js';
 import * as repo from './repo/sessions.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
 
@@ -17,13 +17,9 @@ export interface TokenResponse {
   wallet: { id: string; address: string; organization_id: string | null };
 }
 
-export interface SessionInput {
+export interface SessionInput extends ClientContext {
   walletId: string;
   orgId: string | null;
-  device?: string;
-  ip?: string;
-  /** The credential that proved this sign-in (none for a code): removing it ends the session. */
-  credentialId?: string;
   /** The session this one continues (an organization switch): it was opened by the same. */
   continues?: string;
 }

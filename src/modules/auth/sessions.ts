@@ -4,6 +4,7 @@ import { notFound, unauthenticated } from '../../lib/errors.js';
 import { pageOf, parseList, type ListQuery, type Page } from '../../lib/list.js';
 import type { AuthContext } from '../../lib/permissions.js';
 import { asDate } from '../../db/values.js';
+import type { CredentialSessions } from '../wallets/index.js';
 import * as repo from './repo/sessions.js';
 import {
   hashToken,
@@ -32,7 +33,7 @@ type RotateOutcome =
  * ending sessions. Ending goes through this instance's SessionService so its cache forgets
  * the session at once (other instances within its 4 s cache).
  */
-export class SessionManager {
+export class SessionManager implements CredentialSessions {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
