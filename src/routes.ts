@@ -1,7 +1,7 @@
 import type { Container } from './container.js';
 import type { App } from './http/app.js';
 import { registerHealthRoutes } from './modules/health/routes.js';
-import { registerJwksRoute } from './modules/auth/jwks-route.js';
+import { registerJwksRoute } from './modules/auth/jwks-routes.js';
 import { registerAuthRoutes } from './modules/auth/routes.js';
 import { registerConnectRoutes } from './modules/auth/connect-routes.js';
 import { registerAuthWalletRoutes } from './modules/auth/wallet-routes.js';
