@@ -56,8 +56,6 @@ export const boundaries = [
   { files: REPO_FILES, rules: restrict(pg, otherModuleRepo, httpInServices) },
   { files: ROUTE_FILES, rules: restrict(pg, otherModuleRepo, sqlInRoutes) },
   { files: ['src/db/**'], rules: { 'no-restricted-imports': 'off' } },
-  // Until identity is untangled (auth's SQL into its repo, auth → wallets one way): pg only.
-  { files: ['src/modules/auth/**', 'src/modules/wallets/**'], rules: restrict(pg) },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/config.ts'],

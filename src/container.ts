@@ -8,6 +8,7 @@ import type { Worker } from './lib/worker.js';
 import { createIdentity, type Identity } from './modules/auth/identity.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { TokenService } from './modules/auth/token-service.js';
+import { Accounts, AddressNotices, WalletService } from './modules/wallets/index.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
 import { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryStore } from './http/rate-limit/memory-store.js';
@@ -45,6 +46,7 @@ export interface Container extends BaseDeps {
   rateLimitStore: RateLimitStore;
   rateLimiter: RateLimiter;
   identity: Identity;
+  wallets: WalletService;
   templates: TemplateService;
   objects: ObjectService;
   storage: StorageService;
@@ -72,7 +74,19 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     ? new RedisStore(config.redisUrl)
     : new MemoryStore();
   const rateLimiter = new RateLimiter(rateLimitStore);
-  const identity = createIdentity({ config, db, clock, logger: deps.logger, sessions, sender });
+  // Identity runs one way (docs/architecture.md): sign-in builds on the wallets' accounts, and
+  // wallets reach sessions only through the port they declare, which sign-in implements.
+  const accounts = new Accounts(clock, new AddressNotices(db, clock, sender, deps.logger));
+  const identity = createIdentity({
+    config,
+    db,
+    clock,
+    logger: deps.logger,
+    sessions,
+    sender,
+    accounts,
+  });
+  const wallets = new WalletService(db, clock, identity.sessions);
   const templates = new TemplateService(db, clock);
   const objects = new ObjectService(db, preparedRows(database.pool));
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
@@ -122,6 +136,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     verifiers,
     sender,
     identity,
+    wallets,
     rateLimitStore,
     rateLimiter,
     workers,

@@ -1,9 +1,10 @@
 import type { Container } from './container.js';
 import type { App } from './http/app.js';
 import { registerHealthRoutes } from './modules/health/routes.js';
-import { registerJwksRoute } from './modules/auth/jwks-route.js';
+import { registerJwksRoute } from './modules/auth/jwks-routes.js';
 import { registerAuthRoutes } from './modules/auth/routes.js';
-import { registerConnectRoutes } from './modules/wallets/connect-routes.js';
+import { registerConnectRoutes } from './modules/auth/connect-routes.js';
+import { registerAuthWalletRoutes } from './modules/auth/wallet-routes.js';
 import { registerWalletRoutes } from './modules/wallets/routes.js';
 import { registerBalanceRoutes } from './modules/balance/routes.js';
 import { registerDepositRoutes } from './modules/deposits/routes.js';
@@ -22,7 +23,8 @@ export function registerRoutes(app: App, c: Container) {
   registerHealthRoutes(app, c.db);
   registerJwksRoute(app, c.tokens);
   registerAuthRoutes(app, c.identity);
-  registerWalletRoutes(app, c.identity);
+  registerAuthWalletRoutes(app, c.identity);
+  registerWalletRoutes(app, c.wallets);
   registerConnectRoutes(app, c.identity);
   registerOrganizationRoutes(app, c.organizations);
   registerMemberRoutes(app, c.members);

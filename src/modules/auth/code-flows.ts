@@ -1,15 +1,20 @@
 import type { Db, Executor } from '../../db/pool.js';
-import type { Clock } from '../../lib/clock.js';
+import type { ClientContext } from '../../lib/client.js';
 import { failedPrecondition, invalid, tooManyRequests, unauthenticated } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import type { Accounts, ClientContext } from '../wallets/accounts.js';
-import { normaliseEmail, oneContact, recipientOf, type Contact } from '../wallets/contact.js';
-import * as repo from '../wallets/repo.js';
+import {
+  normaliseEmail,
+  oneContact,
+  recipientOf,
+  type Accounts,
+  type Contact,
+  type CredentialType,
+} from '../wallets/index.js';
 import type { CodeStore } from './codes.js';
 import { hashPassword } from './password.js';
 import type { TokenResponse } from './session-service.js';
 import type { SessionManager } from './sessions.js';
+import type { SignIn } from './sign-in.js';
 
 const WRONG_CODE = 'invalid or expired code';
 
@@ -20,15 +25,15 @@ const WRONG_CODE = 'invalid or expired code';
 export class CodeFlows {
   constructor(
     private readonly db: Db,
-    private readonly clock: Clock,
     private readonly codes: CodeStore,
     private readonly accounts: Accounts,
+    private readonly signIn: SignIn,
     private readonly sessions: SessionManager,
   ) {}
 
   /** `POST /auth/verification-code`: a new code to the unconfirmed address of the caller. */
   async sendVerification(auth: AuthContext): Promise<void> {
-    const wallet = await repo.findWallet(this.db, { id: auth.walletId });
+    const wallet = await this.accounts.find(this.db, auth.walletId);
     if (!wallet) throw unauthenticated('wallet not found');
     let target: Contact | null = null;
     if (wallet.email && !wallet.email_confirmed_at) {
@@ -43,7 +48,7 @@ export class CodeFlows {
           : 'this account has no email address or phone number to confirm',
       );
     }
-    const holder = await repo.findHolder(this.db, target);
+    const holder = await this.accounts.holderOf(this.db, target);
     // Another wallet proved this address: a code could never confirm it here, so its holder
     // is told instead, and the caller gets the same answer (and limit) as for a code.
     const sent =
@@ -60,7 +65,7 @@ export class CodeFlows {
 
   /** `POST /auth/verify`: confirms the caller's address with the code sent to it. */
   async verify(auth: AuthContext, code: string): Promise<void> {
-    const wallet = await repo.findWallet(this.db, { id: auth.walletId });
+    const wallet = await this.accounts.find(this.db, auth.walletId);
     if (!wallet) throw unauthenticated('wallet not found');
     const candidates = [
       wallet.email && !wallet.email_confirmed_at ? wallet.email : null,
@@ -111,25 +116,13 @@ export class CodeFlows {
     if (!hit) throw unauthenticated(WRONG_CODE);
     const passwordHash = await hashPassword(input.password);
     return this.db.transaction(async (tx) => {
-      const now = this.clock.now();
       // The code proved control of the address.
       const proof = await this.accounts.confirmAddress(tx, hit.walletId, 'email');
       if (proof === 'held' || proof === 'none') throw unauthenticated(WRONG_CODE);
       if (proof === 'confirmed') await this.handOver(tx, hit.walletId, ['password']);
-      await repo.setPasswordHash(tx, hit.walletId, passwordHash, now);
-      const creds = await repo.listCredentials(tx, hit.walletId);
-      if (!creds.some((c) => c.type === 'password')) {
-        await repo.insertCredential(tx, {
-          id: newId('credential'),
-          walletId: hit.walletId,
-          type: 'password',
-          label: 'password',
-          externalId: null,
-          now,
-        });
-      }
+      await this.accounts.setPassword(tx, hit.walletId, passwordHash);
       await this.sessions.endAllOf(tx, hit.walletId, 'password_reset');
-      return this.accounts.signIn(tx, hit.walletId, undefined, client);
+      return this.signIn.complete(tx, hit.walletId, undefined, client);
     });
   }
 
@@ -169,7 +162,7 @@ export class CodeFlows {
         await this.handOver(tx, hit.walletId, []);
         await this.sessions.endAllOf(tx, hit.walletId, 'address_proven');
       }
-      return this.accounts.signIn(tx, hit.walletId, input.organization_id, client);
+      return this.signIn.complete(tx, hit.walletId, input.organization_id, client);
     });
   }
 
@@ -178,7 +171,7 @@ export class CodeFlows {
    * oldest that names it (a later sign-up cannot redirect the codes of an earlier one).
    */
   private async accountOf(contact: Contact) {
-    return (await repo.findNaming(this.db, contact, 1))[0] ?? null;
+    return (await this.accounts.naming(this.db, contact, 1))[0] ?? null;
   }
 
   /**
@@ -186,9 +179,7 @@ export class CodeFlows {
    * wallet had not proven it, so nothing they set up may stay (account pre-hijacking): every
    * credential goes but the `keep` types (the caller ends the sessions).
    */
-  private async handOver(tx: Executor, walletId: string, keep: repo.CredentialType[]) {
-    const now = this.clock.now();
-    await repo.removeCredentialsExcept(tx, walletId, keep, now);
-    if (!keep.includes('password')) await repo.setPasswordHash(tx, walletId, null, now);
+  private async handOver(tx: Executor, walletId: string, keep: CredentialType[]) {
+    await this.accounts.removeCredentialsExcept(tx, walletId, keep);
   }
 }

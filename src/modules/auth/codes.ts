@@ -1,12 +1,12 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { MessageSender } from '../notify/sender.js';
+import * as repo from './repo/codes.js';
+import type { Channel, CodePurpose } from './repo/codes.js';
 
-export type CodePurpose = 'verification' | 'otp' | 'password_reset';
-export type Channel = 'email' | 'sms';
+export type { Channel, CodePurpose };
 
 export const CODE_TTL_MS = 10 * 60_000;
 export const CODE_MAX_ATTEMPTS = 5;
@@ -47,19 +47,19 @@ export class CodeStore {
   }): Promise<boolean> {
     const now = this.clock.now();
     const hourAgo = new Date(now.getTime() - 3_600_000);
-    const { rows } = await this.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n
-      FROM codes WHERE purpose = ${input.purpose} AND recipient = ${input.recipient}
-        AND created_at > ${hourAgo}`);
-    if ((rows[0]?.n ?? 0) >= MAX_CODES_PER_HOUR) return false;
+    const sent = await repo.countSentSince(this.db, input.purpose, input.recipient, hourAgo);
+    if (sent >= MAX_CODES_PER_HOUR) return false;
 
     const id = newId('code');
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    await this.db.execute(sql`UPDATE codes SET used_at = ${now}
-      WHERE purpose = ${input.purpose} AND recipient = ${input.recipient} AND used_at IS NULL`);
-    await this.db.execute(sql`INSERT INTO codes
-        (id, purpose, wallet_id, channel, recipient, code_hash, expires_at, created_at)
-      VALUES (${id}, ${input.purpose}, ${input.walletId}, ${input.channel}, ${input.recipient},
-        ${hashCode(id, code)}, ${new Date(now.getTime() + CODE_TTL_MS)}, ${now})`);
+    await repo.retireLive(this.db, input.purpose, input.recipient, now);
+    await repo.insertCode(this.db, {
+      ...input,
+      id,
+      codeHash: hashCode(id, code),
+      expiresAt: new Date(now.getTime() + CODE_TTL_MS),
+      now,
+    });
     await this.sender.send({
       channel: input.channel,
       to: input.recipient,
@@ -81,23 +81,17 @@ export class CodeStore {
     code: string;
   }): Promise<{ walletId: string; channel: Channel } | null> {
     const now = this.clock.now();
-    const { rows } = await this.db.execute<{
-      id: string;
-      code_hash: string;
-      wallet_id: string;
-      channel: Channel;
-    }>(sql`UPDATE codes SET attempts = attempts + 1
-      WHERE id = (SELECT id FROM codes WHERE purpose = ${input.purpose}
-          AND recipient = ${input.recipient} AND used_at IS NULL AND expires_at > ${now}
-        ORDER BY created_at DESC, id DESC LIMIT 1)
-        AND attempts < ${CODE_MAX_ATTEMPTS}
-      RETURNING id, code_hash, wallet_id, channel`);
-    const row = rows[0];
+    const row = await repo.spendAttempt(
+      this.db,
+      input.purpose,
+      input.recipient,
+      CODE_MAX_ATTEMPTS,
+      now,
+    );
     if (!row) return null;
     const given = Buffer.from(hashCode(row.id, input.code), 'hex');
     if (!timingSafeEqual(given, Buffer.from(row.code_hash, 'hex'))) return null;
-    const used = await this.db.execute(sql`UPDATE codes SET used_at = ${now}
-      WHERE id = ${row.id} AND used_at IS NULL RETURNING id`);
-    return used.rows.length === 1 ? { walletId: row.wallet_id, channel: row.channel } : null;
+    const used = await repo.markUsed(this.db, row.id, now);
+    return used ? { walletId: row.wallet_id, channel: row.channel } : null;
   }
 }

@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { getAddress } from 'viem';
 import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import type { Db, Executor } from '../../db/pool.js';
 import { isAddress } from '../../lib/address.js';
+import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { recoverEip191Address } from '../../lib/crypto/eip191.js';
 import { conflict, invalid, unauthenticated } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import type { Accounts, ClientContext } from '../wallets/accounts.js';
-import * as repo from '../wallets/repo.js';
+import type { Accounts } from '../wallets/index.js';
+import { insertSiweNonce, spendSiweNonce } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
+import type { SignIn } from './sign-in.js';
 
 export const SIWE_TTL_MS = 5 * 60_000;
 /** EIP-4361 needs a chain id; the service runs no chain of its own, so Ethereum's. */
@@ -36,6 +36,7 @@ export class EoaService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: Accounts,
+    private readonly signIn: SignIn,
     private readonly publicUrl: string,
   ) {
     this.domain = new URL(publicUrl).host;
@@ -61,10 +62,11 @@ export class EoaService {
       issuedAt: now,
       expirationTime: expires,
     });
-    await this.db.execute(sql`INSERT INTO siwe_nonces (nonce, address, expires_at, created_at)
-      VALUES (${nonce}, ${address.toLowerCase()}, ${expires}, ${now})`);
-    await this.db.execute(sql`DELETE FROM siwe_nonces WHERE nonce IN (
-      SELECT nonce FROM siwe_nonces WHERE expires_at < ${now} LIMIT 100)`);
+    await insertSiweNonce(
+      this.db,
+      { nonce, address: address.toLowerCase(), expiresAt: expires },
+      now,
+    );
     return { message, nonce, expires_at: expires.toISOString() };
   }
 
@@ -87,11 +89,7 @@ export class EoaService {
     }
     const signer = recoverEip191Address(message, signature);
     if (!signer.ok || signer.address !== address.toLowerCase()) throw unauthenticated(REFUSED);
-    const { rows } = await exec.execute(sql`UPDATE siwe_nonces SET used_at = ${now}
-      WHERE nonce = ${nonce} AND address = ${signer.address} AND used_at IS NULL
-        AND expires_at > ${now}
-      RETURNING nonce`);
-    if (rows.length === 0) throw unauthenticated(REFUSED);
+    if (!(await spendSiweNonce(exec, nonce, signer.address, now))) throw unauthenticated(REFUSED);
     return signer.address;
   }
 
@@ -102,14 +100,14 @@ export class EoaService {
   ): Promise<TokenResponse> {
     const address = await this.verify(this.db, input.message, input.signature);
     return this.db.transaction(async (tx) => {
-      const linked = await repo.findCredentialByExternalId(tx, 'eoa', address);
+      const linked = await this.accounts.credentialByExternalId(tx, 'eoa', address);
       let walletId = linked?.wallet_id;
       let credentialId = linked?.id;
       if (!walletId || !credentialId) {
         walletId = (await this.accounts.createWallet(tx, { address })).id;
         credentialId = await this.addCredential(tx, walletId, address);
       }
-      return this.accounts.signIn(tx, walletId, input.organization_id, {
+      return this.signIn.complete(tx, walletId, input.organization_id, {
         ...client,
         credentialId,
       });
@@ -123,23 +121,18 @@ export class EoaService {
   ): Promise<{ id: string }> {
     const address = await this.verify(this.db, input.message, input.signature);
     return this.db.transaction(async (tx) => {
-      if (await repo.findCredentialByExternalId(tx, 'eoa', address)) {
+      if (await this.accounts.credentialByExternalId(tx, 'eoa', address)) {
         throw conflict('this crypto wallet is already linked to a wallet');
       }
       return { id: await this.addCredential(tx, auth.walletId, address) };
     });
   }
 
-  private async addCredential(tx: Executor, walletId: string, address: string): Promise<string> {
-    const id = newId('credential');
-    await repo.insertCredential(tx, {
-      id,
-      walletId,
+  private addCredential(tx: Executor, walletId: string, address: string): Promise<string> {
+    return this.accounts.addCredential(tx, walletId, {
       type: 'eoa',
       label: address,
       externalId: address,
-      now: this.clock.now(),
     });
-    return id;
   }
 }

@@ -1,12 +1,12 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/pool.js';
+import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { failedPrecondition, unauthenticated } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
-import type { Accounts, ClientContext } from '../wallets/accounts.js';
-import * as repo from '../wallets/repo.js';
+import type { Accounts } from '../wallets/index.js';
 import type { TokenResponse } from './session-service.js';
+import type { SignIn } from './sign-in.js';
 
 export interface GoogleConfig {
   jwksUrl: string;
@@ -30,8 +30,9 @@ export class GoogleSignIn {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: Accounts,
+    private readonly signIn: SignIn,
     private readonly config: GoogleConfig,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: BaseLogger,
   ) {}
 
   private async verifyIdToken(idToken: string): Promise<{ sub: string; email: string }> {
@@ -69,34 +70,29 @@ export class GoogleSignIn {
    * Signs in the wallet of this Google account: the one it is linked to, else the wallet
    * whose confirmed email it is (linked now), else a new wallet with that email confirmed.
    */
-  async signIn(
+  async connect(
     input: { id_token: string; organization_id?: string },
     client: ClientContext,
   ): Promise<TokenResponse> {
     const { sub, email } = await this.verifyIdToken(input.id_token);
     return this.db.transaction(async (tx) => {
-      const now = this.clock.now();
-      const linked = await repo.findCredentialByExternalId(tx, 'google', sub);
+      const linked = await this.accounts.credentialByExternalId(tx, 'google', sub);
       let walletId = linked?.wallet_id;
       let credentialId = linked?.id;
       if (!walletId || !credentialId) {
         // Only the wallet that proved the email is linked. Wallets that merely name it were
         // made by someone who never proved it (perhaps not its owner): Google's proof makes
         // a new wallet that holds the email, and theirs can then never confirm it.
-        const holder = await repo.findHolder(tx, { channel: 'email', email });
+        const holder = await this.accounts.holderOf(tx, { channel: 'email', email });
         walletId =
           holder?.id ?? (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
-        credentialId = newId('credential');
-        await repo.insertCredential(tx, {
-          id: credentialId,
-          walletId,
+        credentialId = await this.accounts.addCredential(tx, walletId, {
           type: 'google',
           label: email,
           externalId: sub,
-          now,
         });
       }
-      return this.accounts.signIn(tx, walletId, input.organization_id, {
+      return this.signIn.complete(tx, walletId, input.organization_id, {
         ...client,
         credentialId,
       });

@@ -1,11 +1,9 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { MessageSender } from '../notify/sender.js';
-import { Accounts } from '../wallets/accounts.js';
-import { AddressNotices } from '../wallets/address-notices.js';
-import { WalletService } from '../wallets/service.js';
+import type { Accounts } from '../wallets/index.js';
 import { CodeFlows } from './code-flows.js';
 import { CodeStore } from './codes.js';
 import { EoaService } from './eoa.js';
@@ -14,12 +12,16 @@ import { PasskeyService } from './passkey.js';
 import { PasswordLogin } from './password.js';
 import type { SessionService } from './session-service.js';
 import { SessionManager } from './sessions.js';
+import { SignIn } from './sign-in.js';
+import { SignUp } from './sign-up.js';
 import { PgSignInThrottle, policyOfKey, type SignInThrottle } from './throttle.js';
 
-/** Every sign-in and wallet service, built once (one field of the container). */
+/** Every sign-up and sign-in service, built once (one field of the container). */
 export interface Identity {
+  /** The wallets' records these flows build on (`wallets/index.ts`). */
   accounts: Accounts;
   throttle: SignInThrottle;
+  signUp: SignUp;
   passwords: PasswordLogin;
   codes: CodeStore;
   codeFlows: CodeFlows;
@@ -27,33 +29,32 @@ export interface Identity {
   passkeys: PasskeyService;
   eoa: EoaService;
   google: GoogleSignIn;
-  wallets: WalletService;
 }
 
 export function createIdentity(deps: {
   config: Config;
   db: Db;
   clock: Clock;
-  logger: FastifyBaseLogger;
+  logger: BaseLogger;
   sessions: SessionService;
   sender: MessageSender;
+  accounts: Accounts;
 }): Identity {
-  const { config, db, clock, logger } = deps;
-  const notices = new AddressNotices(db, clock, deps.sender, logger);
-  const accounts = new Accounts(clock, deps.sessions, notices);
+  const { config, db, clock, logger, accounts } = deps;
+  const signIn = new SignIn(accounts, deps.sessions);
   const throttle = new PgSignInThrottle(db, clock, policyOfKey);
   const codes = new CodeStore(db, clock, deps.sender);
   const sessions = new SessionManager(db, clock, deps.sessions);
   return {
     accounts,
     throttle,
-    passwords: new PasswordLogin(db, accounts, throttle),
+    signUp: new SignUp(db, accounts, signIn),
+    passwords: new PasswordLogin(db, accounts, signIn, throttle),
     codes,
-    codeFlows: new CodeFlows(db, clock, codes, accounts, sessions),
+    codeFlows: new CodeFlows(db, codes, accounts, signIn, sessions),
     sessions,
-    passkeys: new PasskeyService(db, clock, accounts, config.webauthn, logger),
-    eoa: new EoaService(db, clock, accounts, config.publicUrl),
-    google: new GoogleSignIn(db, clock, accounts, config.google, logger),
-    wallets: new WalletService(db, clock, accounts, sessions),
+    passkeys: new PasskeyService(db, clock, accounts, signIn, config.webauthn, logger),
+    eoa: new EoaService(db, clock, accounts, signIn, config.publicUrl),
+    google: new GoogleSignIn(db, clock, accounts, signIn, config.google, logger),
   };
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -10,16 +9,21 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import type { Db, Executor } from '../../db/pool.js';
 import { unpadCredential } from '../../lib/base64url.js';
+import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { conflict, unauthenticated } from '../../lib/errors.js';
-import { newId } from '../../lib/ids.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import type { Accounts, ClientContext } from '../wallets/accounts.js';
-import * as repo from '../wallets/repo.js';
+import type { Accounts } from '../wallets/index.js';
+import {
+  insertPasskeyChallenge,
+  takePasskeyChallenge,
+  type PasskeyPurpose,
+} from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
+import type { SignIn } from './sign-in.js';
 
 export const PASSKEY_TIMEOUT_MS = 5 * 60_000;
 /** ES256 and RS256, as spec §2.7 asks. */
@@ -36,8 +40,6 @@ export type RequestOptions = PublicKeyCredentialRequestOptionsJSON & {
   rpId: string;
   userVerification: string;
 };
-
-type Purpose = 'register' | 'login' | 'link';
 
 export interface WebauthnConfig {
   rpId: string;
@@ -73,8 +75,9 @@ export class PasskeyService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly accounts: Accounts,
+    private readonly signIn: SignIn,
     private readonly config: WebauthnConfig,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: BaseLogger,
   ) {}
 
   /** Options to create a new wallet's passkey (`GET …/register/options`). */
@@ -99,7 +102,7 @@ export class PasskeyService {
     return this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {});
       const credentialId = await this.saveCredential(tx, wallet.id, verified);
-      return this.accounts.signIn(tx, wallet.id, orgId, { ...client, credentialId });
+      return this.signIn.complete(tx, wallet.id, orgId, { ...client, credentialId });
     });
   }
 
@@ -128,7 +131,7 @@ export class PasskeyService {
     const credential = unpadCredential(sent);
     const challenge = challengeOf(credential);
     await this.consumeChallenge(this.db, challenge, 'login', null);
-    const stored = await repo.findCredentialByExternalId(this.db, 'passkey', credential.id);
+    const stored = await this.accounts.credentialByExternalId(this.db, 'passkey', credential.id);
     if (!stored?.public_key) throw unauthenticated(FAILED);
     let newCounter: number;
     try {
@@ -152,8 +155,8 @@ export class PasskeyService {
       throw unauthenticated(FAILED);
     }
     return this.db.transaction(async (tx) => {
-      await repo.updateSignCount(tx, stored.id, newCounter);
-      return this.accounts.signIn(tx, stored.wallet_id, orgId, {
+      await this.accounts.recordSignCount(tx, stored.id, newCounter);
+      return this.signIn.complete(tx, stored.wallet_id, orgId, {
         ...client,
         credentialId: stored.id,
       });
@@ -162,7 +165,7 @@ export class PasskeyService {
 
   /** Options to add a passkey to the signed-in wallet (its existing ones excluded). */
   async linkOptions(auth: AuthContext): Promise<CreationOptions> {
-    const existing = (await repo.listCredentials(this.db, auth.walletId))
+    const existing = (await this.accounts.credentials(this.db, auth.walletId))
       .filter((c) => c.type === 'passkey' && c.external_id)
       .map((c) => ({ id: c.external_id!, transports: c.transports }));
     const options = await this.creationOptions(existing);
@@ -230,46 +233,38 @@ export class PasskeyService {
     walletId: string,
     c: { id: string; publicKey: Uint8Array; counter: number; transports?: string[] },
   ): Promise<string> {
-    if (await repo.findCredentialByExternalId(tx, 'passkey', c.id)) {
+    if (await this.accounts.credentialByExternalId(tx, 'passkey', c.id)) {
       throw conflict('this passkey is already registered');
     }
-    const id = newId('credential');
-    await repo.insertCredential(tx, {
-      id,
-      walletId,
+    return this.accounts.addCredential(tx, walletId, {
       type: 'passkey',
       label: 'passkey',
       externalId: c.id,
       publicKey: c.publicKey,
       signCount: c.counter,
       transports: (c.transports ?? []).slice(0, 8),
-      now: this.clock.now(),
     });
-    return id;
   }
 
-  private async storeChallenge(challenge: string, purpose: Purpose, walletId: string | null) {
+  private async storeChallenge(
+    challenge: string,
+    purpose: PasskeyPurpose,
+    walletId: string | null,
+  ) {
     const now = this.clock.now();
-    await this.db.execute(sql`INSERT INTO webauthn_challenges
-        (challenge, purpose, wallet_id, expires_at, created_at)
-      VALUES (${challenge}, ${purpose}, ${walletId},
-        ${new Date(now.getTime() + PASSKEY_TIMEOUT_MS)}, ${now})`);
-    // Expired challenges are of no use to anyone; clear a few on the way.
-    await this.db.execute(sql`DELETE FROM webauthn_challenges WHERE challenge IN (
-      SELECT challenge FROM webauthn_challenges WHERE expires_at < ${now} LIMIT 100)`);
+    const expiresAt = new Date(now.getTime() + PASSKEY_TIMEOUT_MS);
+    await insertPasskeyChallenge(this.db, { challenge, purpose, walletId, expiresAt }, now);
   }
 
   private async consumeChallenge(
     exec: Executor,
     challenge: string,
-    purpose: Purpose,
+    purpose: PasskeyPurpose,
     walletId: string | null,
   ): Promise<void> {
-    const owner = walletId ? sql`wallet_id = ${walletId}` : sql`wallet_id IS NULL`;
-    const { rows } = await exec.execute(sql`DELETE FROM webauthn_challenges
-      WHERE challenge = ${challenge} AND purpose = ${purpose} AND ${owner}
-        AND expires_at > ${this.clock.now()}
-      RETURNING challenge`);
-    if (rows.length === 0) throw unauthenticated(FAILED);
+    const now = this.clock.now();
+    if (!(await takePasskeyChallenge(exec, challenge, purpose, walletId, now))) {
+      throw unauthenticated(FAILED);
+    }
   }
 }

@@ -2,10 +2,10 @@ import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import { tooManyRequests, unauthenticated } from '../../lib/errors.js';
-import type { Accounts, ClientContext } from '../wallets/accounts.js';
-import { oneContact, recipientOf, type Contact } from '../wallets/contact.js';
-import * as repo from '../wallets/repo.js';
+import type { ClientContext } from '../../lib/client.js';
+import { oneContact, recipientOf, type Accounts, type Contact } from '../wallets/index.js';
 import type { TokenResponse } from './session-service.js';
+import type { SignIn } from './sign-in.js';
 import type { SignInThrottle } from './throttle.js';
 
 // argon2id, m = 19 MiB, t = 2, p = 1 (design.md §1; OWASP's minimum). `Algorithm` is a
@@ -50,6 +50,7 @@ export class PasswordLogin {
   constructor(
     private readonly db: Db,
     private readonly accounts: Accounts,
+    private readonly signIn: SignIn,
     private readonly throttle: SignInThrottle,
   ) {}
 
@@ -68,9 +69,9 @@ export class PasswordLogin {
     }
     await this.throttle.recordSuccess(accountKey);
     return this.db.transaction(async (tx) => {
-      const creds = await repo.listCredentials(tx, wallet.id);
+      const creds = await this.accounts.credentials(tx, wallet.id);
       const credentialId = creds.find((c) => c.type === 'password')?.id;
-      return this.accounts.signIn(tx, wallet.id, input.organization_id, {
+      return this.signIn.complete(tx, wallet.id, input.organization_id, {
         ...client,
         credentialId,
       });
@@ -85,7 +86,7 @@ export class PasswordLogin {
    * MAX_PASSWORD_CANDIDATES hashes per attempt.
    */
   private async walletWithPassword(contact: Contact, password: string) {
-    const candidates = await repo.findNaming(this.db, contact, MAX_PASSWORD_CANDIDATES);
+    const candidates = await this.accounts.naming(this.db, contact, MAX_PASSWORD_CANDIDATES);
     if (candidates.length === 0) {
       await checkPassword(null, password);
       return null;

@@ -1,7 +1,7 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import type { Identity } from './identity.js';
-import { clientOf } from './client-context.js';
+import { clientOf } from '../../http/client-context.js';
 import {
   Empty,
   GoogleInput,
@@ -165,6 +165,6 @@ export function registerAuthRoutes(app: App, id: Identity) {
         response: { 200: TokenResponse },
       },
     },
-    async (req) => id.google.signIn(req.body, clientOf(req)),
+    async (req) => id.google.connect(req.body, clientOf(req)),
   );
 }

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { BASE64URL_MAYBE_PADDED } from '../../lib/base64url.js';
-import { ID_PREFIXES } from '../../lib/ids.js';
+import { ID_PREFIXES, IdParam } from '../../lib/ids.js';
+import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 
 // Shapes shared by every sign-in route (design.md §4).
 
@@ -190,3 +191,44 @@ export const EoaLinkInput = Type.Object(
   { message: SiweMessage, signature: Signature },
   { additionalProperties: false },
 );
+
+export const RegisterInput = Type.Object(
+  {
+    email: Type.Optional(Email),
+    phone_number: Type.Optional(Phone),
+    password: NewPassword,
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    organization_id: Type.Optional(OrganizationId),
+  },
+  { additionalProperties: false },
+);
+export type RegisterInput = Static<typeof RegisterInput>;
+
+export const CreateWalletInput = Type.Object(
+  {
+    organization_id: OrganizationId,
+    email: Type.Optional(Email),
+    phone_number: Type.Optional(Phone),
+    password: NewPassword,
+  },
+  { additionalProperties: false },
+);
+export type CreateWalletInput = Static<typeof CreateWalletInput>;
+
+export const CreatedWallet = Type.Object({ id: Type.String(), ...TokenResponse.properties });
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Session = Type.Object({
+  id: Type.String(),
+  organization_id: Nullable(Type.String()),
+  device: Type.String(),
+  ip: Nullable(Type.String()),
+  current: Type.Boolean(),
+  last_used_at: Type.String({ format: 'date-time' }),
+  when_created: Type.String({ format: 'date-time' }),
+});
+export const SessionList = ListEnvelope('sessions', Session);
+export const SessionListQuery = Type.Object({ ...listQueryProperties });
+
+export const SessionParams = Type.Object({ sessionId: IdParam('session') });

@@ -1,12 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../db/pool.js';
-import type { DbTime } from '../../db/values.js';
+import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import { isRole, permissionsOfRole, type Role } from '../../lib/permissions.js';
+import { isRole, permissionsOfRole, type Role, type VerifyResult } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
-import type { VerifyResult } from '../../lib/permissions.js';
+import * as repo from './repo/sessions.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
 
 /** The token response of design.md §4: every answer that issues tokens. */
@@ -18,13 +17,9 @@ export interface TokenResponse {
   wallet: { id: string; address: string; organization_id: string | null };
 }
 
-export interface SessionInput {
+export interface SessionInput extends ClientContext {
   walletId: string;
   orgId: string | null;
-  device?: string;
-  ip?: string;
-  /** The credential that proved this sign-in (none for a code): removing it ends the session. */
-  credentialId?: string;
   /** The session this one continues (an organization switch): it was opened by the same. */
   continues?: string;
 }
@@ -65,14 +60,17 @@ export class SessionService {
     const sessionId = newId('session');
     const refreshToken = newRefreshToken();
     const now = this.clock.now();
-    const credentialId = input.continues
-      ? sql`(SELECT credential_id FROM sessions WHERE id = ${input.continues})`
-      : sql`${input.credentialId ?? null}`;
-    await exec.execute(sql`INSERT INTO sessions (id, wallet_id, organization_id,
-        refresh_token_hash, device, ip, credential_id, last_used_at, created_at)
-      VALUES (${sessionId}, ${input.walletId}, ${input.orgId}, ${hashToken(refreshToken)},
-              ${(input.device ?? '').slice(0, 256)}, ${input.ip ?? null}, ${credentialId},
-              ${now}, ${now})`);
+    await repo.insertSession(exec, {
+      id: sessionId,
+      walletId: input.walletId,
+      orgId: input.orgId,
+      refreshTokenHash: hashToken(refreshToken),
+      device: (input.device ?? '').slice(0, 256),
+      ip: input.ip ?? null,
+      credentialId: input.credentialId ?? null,
+      continues: input.continues,
+      now,
+    });
     return this.tokenResponse(exec, sessionId, input.walletId, input.orgId, refreshToken);
   }
 
@@ -84,12 +82,7 @@ export class SessionService {
     orgId: string | null,
     refreshToken: string,
   ): Promise<TokenResponse> {
-    const { rows } = await exec.execute<{ address: string; role: string | null }>(sql`
-      SELECT w.address, m.role FROM wallets w
-      LEFT JOIN members m ON m.wallet_id = w.id AND m.organization_id = ${orgId}
-        AND m.status = 'active'
-      WHERE w.id = ${walletId}`);
-    const row = rows[0];
+    const row = await repo.tokenFacts(exec, walletId, orgId);
     if (!row) throw new Error(`wallet ${walletId} vanished while issuing tokens`);
     const roles = row.role && isRole(row.role) ? [row.role] : [];
     const access = await this.tokens.signAccessToken({
@@ -120,12 +113,7 @@ export class SessionService {
   private async state(sessionId: string, orgId: string | null): Promise<SessionState> {
     const hit = this.cache.get(sessionId);
     if (hit && hit.orgId === orgId) return hit;
-    const { rows } = await this.db.execute<{ ended_at: DbTime | null; role: string | null }>(sql`
-      SELECT s.ended_at, m.role FROM sessions s
-      LEFT JOIN members m ON m.wallet_id = s.wallet_id AND m.organization_id = ${orgId}
-        AND m.status = 'active'
-      WHERE s.id = ${sessionId}`);
-    const row = rows[0];
+    const row = await repo.sessionState(this.db, sessionId, orgId);
     const state: SessionState = {
       orgId,
       ended: !row || row.ended_at !== null,

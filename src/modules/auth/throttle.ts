@@ -1,7 +1,6 @@
-import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { asDate } from '../../db/values.js';
+import * as repo from './repo/throttle.js';
 
 /**
  * Failed sign-in counting, behind a small interface so another store (e.g. Redis) can
@@ -45,14 +44,7 @@ export class PgSignInThrottle implements SignInThrottle {
 
   async retryAfterSeconds(keys: string[]): Promise<number> {
     const now = this.clock.now();
-    const { rows } = await this.db.execute<{ until: Date | string | null }>(sql`
-      SELECT max(blocked_until) AS until FROM sign_in_failures
-      WHERE key IN (${sql.join(
-        keys.map((k) => sql`${k}`),
-        sql`, `,
-      )})`);
-    const raw = rows[0]?.until;
-    const until = raw ? asDate(raw) : null;
+    const until = await repo.blockedUntil(this.db, keys);
     if (!until || until <= now) return 0;
     return Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
   }
@@ -61,23 +53,14 @@ export class PgSignInThrottle implements SignInThrottle {
     const now = this.clock.now();
     const forgetBefore = new Date(now.getTime() - FORGET_AFTER_MS);
     for (const key of keys) {
-      const { rows } = await this.db.execute<{ failures: number }>(sql`
-        INSERT INTO sign_in_failures AS f (key, failures, window_start)
-        VALUES (${key}, 1, ${now})
-        ON CONFLICT (key) DO UPDATE SET
-          failures = CASE WHEN f.window_start < ${forgetBefore} THEN 1 ELSE f.failures + 1 END,
-          window_start = ${now}
-        RETURNING failures`);
-      const wait = waitAfter(rows[0]?.failures ?? 1, this.policyOf(key));
-      if (wait > 0) {
-        await this.db.execute(sql`UPDATE sign_in_failures
-          SET blocked_until = ${new Date(now.getTime() + wait)} WHERE key = ${key}`);
-      }
+      const failures = await repo.countFailure(this.db, key, now, forgetBefore);
+      const wait = waitAfter(failures, this.policyOf(key));
+      if (wait > 0) await repo.blockUntil(this.db, key, new Date(now.getTime() + wait));
     }
   }
 
   async recordSuccess(key: string): Promise<void> {
-    await this.db.execute(sql`DELETE FROM sign_in_failures WHERE key = ${key}`);
+    await repo.forget(this.db, key);
   }
 }
 

@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import {
   SignJWT,
   createLocalJWKSet,
@@ -6,7 +5,6 @@ import {
   generateKeyPair,
   importJWK,
   jwtVerify,
-  type JWK,
   type JSONWebKeySet,
 } from 'jose';
 import type { Db } from '../../db/pool.js';
@@ -14,11 +12,11 @@ import type { Clock } from '../../lib/clock.js';
 import { ulid } from '../../lib/ids.js';
 import type { Role } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
+import * as repo from './repo/signing-keys.js';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 const ALG = 'ES256';
 const AUDIENCE = 'ons';
-const KEY_LOCK = 7_411_002_002;
 
 export interface AccessClaims {
   sub: string;
@@ -58,19 +56,16 @@ export class TokenService {
 
   async init(): Promise<void> {
     const rows = await this.db.transaction(async (tx) => {
-      await tx.execute(sql`SELECT pg_advisory_xact_lock(${KEY_LOCK})`);
-      const existing = await tx.execute<{ kid: string; private_jwk: JWK; public_jwk: JWK }>(
-        sql`SELECT kid, private_jwk, public_jwk FROM signing_keys
-            WHERE retired_at IS NULL ORDER BY created_at DESC`,
-      );
-      if (existing.rows.length > 0) return existing.rows;
+      await repo.lockKeys(tx);
+      const existing = await repo.liveKeys(tx);
+      if (existing.length > 0) return existing;
       const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
       const kid = ulid();
       const priv = { ...(await exportJWK(privateKey)), kid, alg: ALG };
       const pub = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
-      await tx.execute(sql`INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk, created_at)
-        VALUES (${kid}, ${ALG}, ${JSON.stringify(priv)}::jsonb, ${JSON.stringify(pub)}::jsonb, now())`);
-      return [{ kid, private_jwk: priv, public_jwk: pub }];
+      const key = { kid, private_jwk: priv, public_jwk: pub };
+      await repo.insertKey(tx, { ...key, alg: ALG });
+      return [key];
     });
     const newest = rows[0]!;
     this.kid = newest.kid;

@@ -4,17 +4,9 @@ import type { Clock } from '../../lib/clock.js';
 import { conflict, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { isUniqueViolation } from '../../lib/pg-errors.js';
-import type { SessionService, TokenResponse } from '../auth/session-service.js';
 import type { AddressNotices } from './address-notices.js';
+import type { Contact } from './contact.js';
 import * as repo from './repo.js';
-
-/** Where a sign-in comes from; stored on the session so the person can recognise it. */
-export interface ClientContext {
-  device?: string;
-  ip?: string;
-  /** The credential that proved the sign-in (none for a code): removing it ends the session. */
-  credentialId?: string;
-}
 
 export interface NewAccount {
   email?: string | null;
@@ -26,14 +18,26 @@ export interface NewAccount {
   emailConfirmed?: boolean;
 }
 
+/** A credential to add; a password's hash lives on the wallet (`setPassword`). */
+export interface NewCredential {
+  type: repo.CredentialType;
+  label: string;
+  externalId: string | null;
+  publicKey?: Uint8Array | null;
+  signCount?: number;
+  transports?: string[];
+}
+
+const PASSWORD: NewCredential = { type: 'password', label: 'password', externalId: null };
+
 /**
- * What every sign-up and sign-in flow shares: making a wallet, choosing the organization
- * context (joining it when self sign-up allows) and opening the session.
+ * Wallet records as the sign-up and sign-in flows of `auth` use them: making a wallet, its
+ * addresses, its credentials, and the organization it acts in (joining it when self sign-up
+ * allows). Knows nothing of sessions or tokens.
  */
 export class Accounts {
   constructor(
     private readonly clock: Clock,
-    private readonly sessions: SessionService,
     readonly notices: AddressNotices,
   ) {}
 
@@ -67,18 +71,9 @@ export class Accounts {
       }
       throw err;
     }
-    let credentialId: string | undefined;
-    if (input.passwordHash) {
-      credentialId = newId('credential');
-      await repo.insertCredential(tx, {
-        id: credentialId,
-        walletId: id,
-        type: 'password',
-        label: 'password',
-        externalId: null,
-        now,
-      });
-    }
+    const credentialId = input.passwordHash
+      ? await this.addCredential(tx, id, PASSWORD)
+      : undefined;
     if (email && input.emailConfirmed) await repo.bindInvitations(tx, id, email, now);
     return { id, address, credentialId };
   }
@@ -112,12 +107,14 @@ export class Accounts {
 
   /**
    * Refuses early when a new wallet could not join `orgId`: 404 when it does not exist,
-   * 403 when it does not allow self sign-up.
+   * 403 when it does not allow self sign-up (unless `admitted` says the caller may add it).
    */
-  async requireOpenOrganization(exec: Executor, orgId: string): Promise<void> {
+  async requireOpenOrganization(exec: Executor, orgId: string, admitted = false): Promise<void> {
     const org = await repo.findOrganization(exec, orgId);
     if (!org) throw notFound('organization');
-    if (!org.allow_self_signup) throw forbidden('this organization does not allow self sign-up');
+    if (!org.allow_self_signup && !admitted) {
+      throw forbidden('this organization does not allow self sign-up');
+    }
   }
 
   /**
@@ -157,15 +154,65 @@ export class Accounts {
     return orgId;
   }
 
-  /** Chooses the context and opens a session: the token response of design.md §4. */
-  async signIn(
-    tx: Executor,
+  async find(exec: Executor, walletId: string): Promise<repo.WalletRow | null> {
+    return repo.findWallet(exec, { id: walletId });
+  }
+
+  /** The wallet that confirmed this address, if one did. */
+  async holderOf(exec: Executor, address: Contact): Promise<repo.WalletRow | null> {
+    return repo.findHolder(exec, address);
+  }
+
+  /** Wallets naming this address: its holder first, then the others, oldest first. */
+  async naming(exec: Executor, address: Contact, limit: number): Promise<repo.WalletRow[]> {
+    return repo.findNaming(exec, address, limit);
+  }
+
+  async credentials(exec: Executor, walletId: string): Promise<repo.CredentialRow[]> {
+    return repo.listCredentials(exec, walletId);
+  }
+
+  /** The live credential of this type with this external id (passkey id, EOA, Google sub). */
+  async credentialByExternalId(
+    exec: Executor,
+    type: repo.CredentialType,
+    externalId: string,
+  ): Promise<repo.CredentialRow | null> {
+    return repo.findCredentialByExternalId(exec, type, externalId);
+  }
+
+  /** Adds a credential to the wallet; answers its id. */
+  async addCredential(exec: Executor, walletId: string, c: NewCredential): Promise<string> {
+    const id = newId('credential');
+    await repo.insertCredential(exec, { ...c, id, walletId, now: this.clock.now() });
+    return id;
+  }
+
+  /** Sets the wallet's password, and gives it a password credential when it had none. */
+  async setPassword(exec: Executor, walletId: string, passwordHash: string): Promise<void> {
+    await repo.setPasswordHash(exec, walletId, passwordHash, this.clock.now());
+    const creds = await repo.listCredentials(exec, walletId);
+    if (!creds.some((c) => c.type === 'password')) {
+      await this.addCredential(exec, walletId, PASSWORD);
+    }
+  }
+
+  /**
+   * Removes every credential but those of the `keep` types (and the EOA that is the wallet's
+   * own address); the password goes too unless kept.
+   */
+  async removeCredentialsExcept(
+    exec: Executor,
     walletId: string,
-    orgId: string | undefined,
-    client: ClientContext,
-    admitted = false,
-  ): Promise<TokenResponse> {
-    const context = await this.enterOrganization(tx, walletId, orgId, admitted);
-    return this.sessions.issue(tx, { walletId, orgId: context, ...client });
+    keep: repo.CredentialType[],
+  ): Promise<void> {
+    const now = this.clock.now();
+    await repo.removeCredentialsExcept(exec, walletId, keep, now);
+    if (!keep.includes('password')) await repo.setPasswordHash(exec, walletId, null, now);
+  }
+
+  /** The passkey's signature counter after a sign-in with it. */
+  async recordSignCount(exec: Executor, credentialId: string, signCount: number): Promise<void> {
+    await repo.updateSignCount(exec, credentialId, signCount);
   }
 }

@@ -1,11 +1,10 @@
-import { sql } from 'drizzle-orm';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { MessageSender } from '../notify/sender.js';
 import { recipientOf, type Contact } from './contact.js';
-import { findHolder } from './repo.js';
+import { countNoticesSince, findHolder, insertNotice } from './repo.js';
 
 /** Notices an address gets of one kind per hour, like codes (codes.ts). */
 export const MAX_NOTICES_PER_HOUR = 5;
@@ -41,7 +40,7 @@ export class AddressNotices {
     private readonly db: Executor,
     private readonly clock: Clock,
     private readonly sender: MessageSender,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: BaseLogger,
   ) {}
 
   /**
@@ -53,12 +52,9 @@ export class AddressNotices {
     const recipient = recipientOf(to);
     const now = this.clock.now();
     const hourAgo = new Date(now.getTime() - 3_600_000);
-    const { rows } = await this.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n
-      FROM address_notices WHERE recipient = ${recipient} AND kind = ${kind}
-        AND created_at > ${hourAgo}`);
-    if ((rows[0]?.n ?? 0) >= MAX_NOTICES_PER_HOUR) return false;
-    await this.db.execute(sql`INSERT INTO address_notices (id, recipient, kind, created_at)
-      VALUES (${newId('message')}, ${recipient}, ${kind}, ${now})`);
+    const sent = await countNoticesSince(this.db, recipient, kind, hourAgo);
+    if (sent >= MAX_NOTICES_PER_HOUR) return false;
+    await insertNotice(this.db, { id: newId('message'), recipient, kind, now });
     const sending = this.sender.send({
       channel: to.channel,
       to: recipient,

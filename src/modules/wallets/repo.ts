@@ -253,3 +253,24 @@ export async function insertMember(
     VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, 'member', 'active',
       ${m.now}, ${m.now})`);
 }
+
+/** Notices of this kind sent to this address since `since`. */
+export async function countNoticesSince(
+  exec: Executor,
+  recipient: string,
+  kind: string,
+  since: Date,
+): Promise<number> {
+  const { rows } = await exec.execute<{ n: number }>(sql`SELECT count(*)::int AS n
+    FROM address_notices WHERE recipient = ${recipient} AND kind = ${kind}
+      AND created_at > ${since}`);
+  return rows[0]?.n ?? 0;
+}
+
+export async function insertNotice(
+  exec: Executor,
+  n: { id: string; recipient: string; kind: string; now: Date },
+): Promise<void> {
+  await exec.execute(sql`INSERT INTO address_notices (id, recipient, kind, created_at)
+    VALUES (${n.id}, ${n.recipient}, ${n.kind}, ${n.now})`);
+}

@@ -1,69 +1,23 @@
-import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { clientOf } from '../auth/client-context.js';
-import type { Identity } from '../auth/identity.js';
-import {
-  Created,
-  Empty,
-  EoaLinkInput,
-  PasskeyLinkInput,
-  RegistrationOptions,
-  TokenResponse,
-} from '../auth/schema.js';
-import {
-  CreateWalletInput,
-  CreatedWallet,
-  CredentialList,
-  CredentialParams,
-  RegisterInput,
-  SessionList,
-  SessionListQuery,
-  SessionParams,
-  Wallet,
-} from './schema.js';
+import { CredentialList, CredentialParams, Empty, Wallet } from './schema.js';
+import type { WalletService } from './service.js';
 
 const tags = ['wallets'];
 const person = { auth: 'person', permission: 'authenticated' } as const;
 
-/** Sign-up with a password, the signed-in wallet, its credentials and its sessions. */
-export function registerWalletRoutes(app: App, id: Identity) {
-  app.post(
-    '/organizations/wallets',
-    {
-      config: { auth: 'none' },
-      schema: {
-        tags,
-        summary:
-          'Create an account: standalone, or a member of `organization_id` where it allows self sign-up',
-        body: RegisterInput,
-        response: { 200: TokenResponse },
-      },
-    },
-    async (req) => id.wallets.registerStandalone(req.body, clientOf(req)),
-  );
-
-  app.post(
-    '/wallets',
-    {
-      config: { auth: 'optional', permission: 'authenticated' },
-      schema: {
-        tags,
-        summary: 'Create a password wallet in an existing organization',
-        body: CreateWalletInput,
-        response: { 200: CreatedWallet },
-      },
-    },
-    async (req) => id.wallets.createInOrganization(req.auth, req.body, clientOf(req)),
-  );
-
+/**
+ * The signed-in wallet and its credentials. Sign-up, adding a credential and sessions are
+ * sign-in's (`auth/wallet-routes.ts`), `/wallets/connect/*` too (`auth/connect-routes.ts`).
+ */
+export function registerWalletRoutes(app: App, wallets: WalletService) {
   app.get(
     '/wallets/me',
     {
       config: person,
       schema: { tags, summary: 'The signed-in wallet', response: { 200: Wallet } },
     },
-    async (req) => id.wallets.me(authOf(req)),
+    async (req) => wallets.me(authOf(req)),
   );
 
   app.get(
@@ -76,45 +30,7 @@ export function registerWalletRoutes(app: App, id: Identity) {
         response: { 200: CredentialList },
       },
     },
-    async (req) => ({ credentials: await id.wallets.credentials(authOf(req)) }),
-  );
-
-  app.get(
-    '/wallets/me/credentials/passkey/options',
-    {
-      config: person,
-      schema: { tags, summary: 'Options to add a passkey', response: { 200: RegistrationOptions } },
-    },
-    async (req) => id.passkeys.linkOptions(authOf(req)),
-  );
-
-  app.post(
-    '/wallets/me/credentials/passkey',
-    {
-      config: person,
-      schema: {
-        tags,
-        summary: 'Add a passkey',
-        body: PasskeyLinkInput,
-        response: { 200: Created },
-      },
-    },
-    async (req) =>
-      id.passkeys.linkVerify(authOf(req), req.body.credential as RegistrationResponseJSON),
-  );
-
-  app.post(
-    '/wallets/me/credentials/eoa',
-    {
-      config: person,
-      schema: {
-        tags,
-        summary: 'Link a crypto wallet (signed EOA challenge)',
-        body: EoaLinkInput,
-        response: { 200: Created },
-      },
-    },
-    async (req) => id.eoa.link(authOf(req), req.body),
+    async (req) => ({ credentials: await wallets.credentials(authOf(req)) }),
   );
 
   app.delete(
@@ -129,36 +45,7 @@ export function registerWalletRoutes(app: App, id: Identity) {
       },
     },
     async (req) => {
-      await id.wallets.removeCredential(authOf(req), req.params.credentialId);
-      return {};
-    },
-  );
-
-  app.get(
-    '/wallets/sessions',
-    {
-      config: person,
-      schema: {
-        tags,
-        summary: 'Sign-in sessions of the signed-in wallet',
-        querystring: SessionListQuery,
-        response: { 200: SessionList },
-      },
-    },
-    async (req) => {
-      const page = await id.sessions.list(authOf(req), req.query);
-      return { sessions: page.items, next: page.next, has_more: page.has_more };
-    },
-  );
-
-  app.delete(
-    '/wallets/sessions/:sessionId',
-    {
-      config: person,
-      schema: { tags, summary: 'End one session', params: SessionParams, response: { 200: Empty } },
-    },
-    async (req) => {
-      await id.sessions.end(authOf(req), req.params.sessionId);
+      await wallets.removeCredential(authOf(req), req.params.credentialId);
       return {};
     },
   );

@@ -1,32 +1,7 @@
-import { Type, type Static } from 'typebox';
-import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
-import { Email, NewPassword, OrganizationId, Phone, TokenResponse } from '../auth/schema.js';
+import { Type } from 'typebox';
 import { IdParam } from '../../lib/ids.js';
 
-export const RegisterInput = Type.Object(
-  {
-    email: Type.Optional(Email),
-    phone_number: Type.Optional(Phone),
-    password: NewPassword,
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-    organization_id: Type.Optional(OrganizationId),
-  },
-  { additionalProperties: false },
-);
-export type RegisterInput = Static<typeof RegisterInput>;
-
-export const CreateWalletInput = Type.Object(
-  {
-    organization_id: OrganizationId,
-    email: Type.Optional(Email),
-    phone_number: Type.Optional(Phone),
-    password: NewPassword,
-  },
-  { additionalProperties: false },
-);
-export type CreateWalletInput = Static<typeof CreateWalletInput>;
-
-export const CreatedWallet = Type.Object({ id: Type.String(), ...TokenResponse.properties });
+export const Empty = Type.Object({});
 
 export const Credential = Type.Object({
   id: Type.String(),
@@ -58,17 +33,4 @@ export const Wallet = Type.Object({
   when_created: Type.String({ format: 'date-time' }),
 });
 
-export const Session = Type.Object({
-  id: Type.String(),
-  organization_id: Nullable(Type.String()),
-  device: Type.String(),
-  ip: Nullable(Type.String()),
-  current: Type.Boolean(),
-  last_used_at: Type.String({ format: 'date-time' }),
-  when_created: Type.String({ format: 'date-time' }),
-});
-export const SessionList = ListEnvelope('sessions', Session);
-export const SessionListQuery = Type.Object({ ...listQueryProperties });
-
-export const SessionParams = Type.Object({ sessionId: IdParam('session') });
 export const CredentialParams = Type.Object({ credentialId: IdParam('credential') });

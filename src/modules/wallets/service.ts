@@ -1,19 +1,8 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { asDate } from '../../db/values.js';
-import {
-  failedPrecondition,
-  forbidden,
-  invalid,
-  notFound,
-  unauthenticated,
-} from '../../lib/errors.js';
+import { failedPrecondition, notFound, unauthenticated } from '../../lib/errors.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import { hashPassword } from '../auth/password.js';
-import type { TokenResponse } from '../auth/session-service.js';
-import type { SessionManager } from '../auth/sessions.js';
-import type { Accounts, ClientContext } from './accounts.js';
-import { normaliseEmail, normalisePhone, oneContact } from './contact.js';
 import * as repo from './repo.js';
 
 export interface CredentialView {
@@ -44,97 +33,33 @@ const credentialView = (c: repo.CredentialRow): CredentialView => ({
   when_created: asDate(c.created_at).toISOString(),
 });
 
-/** Wallets of people: sign-up with a password, the signed-in wallet, its credentials. */
+/**
+ * What removing a credential asks of sign-in: the sessions the credential opened end with it.
+ * Declared here and implemented by `auth` (wired in src/container.ts), so wallets know
+ * nothing of sessions.
+ */
+export interface CredentialSessions {
+  /**
+   * Ends, inside `exec`'s transaction, the live sessions the credential opened but
+   * `keepSessionId`; answers their ids for `forget`.
+   */
+  endOpenedWith(
+    exec: Executor,
+    walletId: string,
+    credentialId: string,
+    keepSessionId: string | null,
+  ): Promise<string[]>;
+  /** Once the transaction committed: this process stops trusting those sessions at once. */
+  forget(sessionIds: readonly string[]): void;
+}
+
+/** The signed-in wallet of a person and its credentials. */
 export class WalletService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly accounts: Accounts,
-    private readonly sessions: SessionManager,
+    private readonly sessions: CredentialSessions,
   ) {}
-
-  /**
-   * `POST /organizations/wallets`: an unconfirmed account, standalone (in no organization) or,
-   * with `organization_id`, a `member` of an organization that allows self sign-up.
-   */
-  async registerStandalone(
-    input: {
-      email?: string;
-      phone_number?: string;
-      password: string;
-      name?: string;
-      organization_id?: string;
-    },
-    client: ClientContext,
-  ): Promise<TokenResponse> {
-    if (input.email === undefined && input.phone_number === undefined) {
-      throw invalid('email or phone_number is required', [
-        { field: 'email', reason: 'email or phone_number is required' },
-      ]);
-    }
-    const email = input.email === undefined ? null : normaliseEmail(input.email);
-    const phoneNumber =
-      input.phone_number === undefined ? null : normalisePhone(input.phone_number);
-    // Refused before anything is made (or a password hashed) when the wallet could not join.
-    if (input.organization_id !== undefined) {
-      await this.accounts.requireOpenOrganization(this.db, input.organization_id);
-    }
-    const passwordHash = await hashPassword(input.password);
-    const tokens = await this.db.transaction(async (tx) => {
-      const wallet = await this.accounts.createWallet(tx, {
-        email,
-        phoneNumber,
-        name: input.name?.trim() || null,
-        passwordHash,
-      });
-      return this.accounts.signIn(tx, wallet.id, input.organization_id, {
-        ...client,
-        credentialId: wallet.credentialId,
-      });
-    });
-    await this.accounts.notices.signedUp(tokens.wallet.id, [
-      ...(email === null ? [] : [{ channel: 'email' as const, email }]),
-      ...(phoneNumber === null ? [] : [{ channel: 'sms' as const, phoneNumber }]),
-    ]);
-    return tokens;
-  }
-
-  /**
-   * `POST /wallets`: a password wallet in an existing organization, made by a caller with
-   * `members.create` there or by anyone when the organization allows self sign-up.
-   */
-  async createInOrganization(
-    auth: AuthContext | null,
-    input: { organization_id: string; email?: string; phone_number?: string; password: string },
-    client: ClientContext,
-  ): Promise<TokenResponse & { id: string }> {
-    const contact = oneContact(input);
-    const org = await repo.findOrganization(this.db, input.organization_id);
-    if (!org) throw notFound('organization');
-    const admitted =
-      auth !== null && auth.orgId === org.id && auth.permissions.has('members.create');
-    if (!admitted && !org.allow_self_signup) {
-      throw forbidden('this organization does not allow self sign-up');
-    }
-    const passwordHash = await hashPassword(input.password);
-    const created = await this.db.transaction(async (tx) => {
-      const wallet = await this.accounts.createWallet(tx, {
-        email: contact.email ?? null,
-        phoneNumber: contact.phoneNumber ?? null,
-        passwordHash,
-      });
-      const tokens = await this.accounts.signIn(
-        tx,
-        wallet.id,
-        org.id,
-        { ...client, credentialId: wallet.credentialId },
-        admitted,
-      );
-      return { id: wallet.id, ...tokens };
-    });
-    await this.accounts.notices.signedUp(created.id, [contact]);
-    return created;
-  }
 
   /** `GET /wallets/me`. */
   async me(auth: AuthContext): Promise<WalletView> {

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { ClientContext } from '../wallets/accounts.js';
+import type { ClientContext } from '../lib/client.js';
 
 /** The device and address a sign-in comes from, as shown in the session list. */
 export function clientOf(req: FastifyRequest): ClientContext {

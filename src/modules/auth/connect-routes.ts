@@ -1,7 +1,7 @@
 import type { RegistrationResponseJSON, AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { App } from '../../http/app.js';
-import { clientOf } from '../auth/client-context.js';
-import type { Identity } from '../auth/identity.js';
+import { clientOf } from '../../http/client-context.js';
+import type { Identity } from './identity.js';
 import {
   AuthenticationOptions,
   EoaChallenge,
@@ -11,7 +11,7 @@ import {
   PasskeyRegisterInput,
   RegistrationOptions,
   TokenResponse,
-} from '../auth/schema.js';
+} from './schema.js';
 
 const tags = ['wallets'];
 const open = { auth: 'none' } as const;

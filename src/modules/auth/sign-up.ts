@@ -1,0 +1,97 @@
+import type { Db } from '../../db/pool.js';
+import type { ClientContext } from '../../lib/client.js';
+import { invalid } from '../../lib/errors.js';
+import type { AuthContext } from '../../lib/permissions.js';
+import { normaliseEmail, normalisePhone, oneContact, type Accounts } from '../wallets/index.js';
+import { hashPassword } from './password.js';
+import type { TokenResponse } from './session-service.js';
+import type { SignIn } from './sign-in.js';
+
+/** Sign-up with a password: a new wallet, signed in at once. */
+export class SignUp {
+  constructor(
+    private readonly db: Db,
+    private readonly accounts: Accounts,
+    private readonly signIn: SignIn,
+  ) {}
+
+  /**
+   * `POST /organizations/wallets`: an unconfirmed account, standalone (in no organization) or,
+   * with `organization_id`, a `member` of an organization that allows self sign-up.
+   */
+  async registerStandalone(
+    input: {
+      email?: string;
+      phone_number?: string;
+      password: string;
+      name?: string;
+      organization_id?: string;
+    },
+    client: ClientContext,
+  ): Promise<TokenResponse> {
+    if (input.email === undefined && input.phone_number === undefined) {
+      throw invalid('email or phone_number is required', [
+        { field: 'email', reason: 'email or phone_number is required' },
+      ]);
+    }
+    const email = input.email === undefined ? null : normaliseEmail(input.email);
+    const phoneNumber =
+      input.phone_number === undefined ? null : normalisePhone(input.phone_number);
+    // Refused before anything is made (or a password hashed) when the wallet could not join.
+    if (input.organization_id !== undefined) {
+      await this.accounts.requireOpenOrganization(this.db, input.organization_id);
+    }
+    const passwordHash = await hashPassword(input.password);
+    const tokens = await this.db.transaction(async (tx) => {
+      const wallet = await this.accounts.createWallet(tx, {
+        email,
+        phoneNumber,
+        name: input.name?.trim() || null,
+        passwordHash,
+      });
+      return this.signIn.complete(tx, wallet.id, input.organization_id, {
+        ...client,
+        credentialId: wallet.credentialId,
+      });
+    });
+    await this.accounts.notices.signedUp(tokens.wallet.id, [
+      ...(email === null ? [] : [{ channel: 'email' as const, email }]),
+      ...(phoneNumber === null ? [] : [{ channel: 'sms' as const, phoneNumber }]),
+    ]);
+    return tokens;
+  }
+
+  /**
+   * `POST /wallets`: a password wallet in an existing organization, made by a caller with
+   * `members.create` there or by anyone when the organization allows self sign-up.
+   */
+  async createInOrganization(
+    auth: AuthContext | null,
+    input: { organization_id: string; email?: string; phone_number?: string; password: string },
+    client: ClientContext,
+  ): Promise<TokenResponse & { id: string }> {
+    const contact = oneContact(input);
+    const orgId = input.organization_id;
+    const admitted =
+      auth !== null && auth.orgId === orgId && auth.permissions.has('members.create');
+    await this.accounts.requireOpenOrganization(this.db, orgId, admitted);
+    const passwordHash = await hashPassword(input.password);
+    const created = await this.db.transaction(async (tx) => {
+      const wallet = await this.accounts.createWallet(tx, {
+        email: contact.email ?? null,
+        phoneNumber: contact.phoneNumber ?? null,
+        passwordHash,
+      });
+      const tokens = await this.signIn.complete(
+        tx,
+        wallet.id,
+        orgId,
+        { ...client, credentialId: wallet.credentialId },
+        admitted,
+      );
+      return { id: wallet.id, ...tokens };
+    });
+    await this.accounts.notices.signedUp(created.id, [contact]);
+    return created;
+  }
+}
