@@ -34,4 +34,14 @@ describe('config', () => {
     expect(loadConfig({ WORKERS: '2', RATE_LIMIT_ENABLED: 'false' }).workers).toBe(2);
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
   });
+
+  it('delivers webhooks in the API process unless WEBHOOK_DELIVERY is false', () => {
+    expect(loadConfig({}).webhooks).toEqual({
+      allowLoopback: false,
+      caFile: null,
+      deliveryInProcess: true,
+    });
+    expect(loadConfig({ WEBHOOK_DELIVERY: 'false' }).webhooks.deliveryInProcess).toBe(false);
+    expect(() => loadConfig({ WEBHOOK_DELIVERY: 'later' })).toThrow(/WEBHOOK_DELIVERY/);
+  });
 });
