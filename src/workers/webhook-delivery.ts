@@ -14,6 +14,8 @@ export interface DeliveryWorkerOptions {
   idlePollMs?: number;
   /** How long outcomes wait to be written together. */
   flushMs?: number;
+  /** Attempts that end before the loop claims again (sooner when nothing is in flight). */
+  claimEvery?: number;
 }
 
 /**
@@ -29,6 +31,9 @@ export class WebhookDeliveryWorker implements Worker {
   private readonly batch: number;
   private readonly idlePollMs: number;
   private readonly flushMs: number;
+  private readonly claimEvery: number;
+  /** Attempts ended since the last claim. */
+  private ended = 0;
   private readonly inFlight = new Map<string, number>();
   private readonly sending = new Set<Promise<void>>();
   private outcomes: Outcome[] = [];
@@ -44,10 +49,11 @@ export class WebhookDeliveryWorker implements Worker {
     opts: DeliveryWorkerOptions = {},
   ) {
     this.maxInFlight = opts.maxInFlight ?? 256;
-    this.perWebhook = opts.perWebhook ?? 16;
+    this.perWebhook = opts.perWebhook ?? 32;
     this.batch = opts.batch ?? 200;
     this.idlePollMs = opts.idlePollMs ?? 100;
     this.flushMs = opts.flushMs ?? 20;
+    this.claimEvery = opts.claimEvery ?? 8;
   }
 
   start(): void {
@@ -108,6 +114,7 @@ export class WebhookDeliveryWorker implements Worker {
     if (room <= 0) return 0;
     const rooms = new Map<string, number>();
     for (const [id, n] of this.inFlight) rooms.set(id, this.perWebhook - n);
+    this.ended = 0;
     const claimed = await this.runner.claim(Math.min(room, this.batch), rooms, this.perWebhook);
     for (const d of claimed) this.send(d);
     return claimed.length;
@@ -124,7 +131,8 @@ export class WebhookDeliveryWorker implements Worker {
       if (n <= 0) this.inFlight.delete(d.webhook_id);
       else this.inFlight.set(d.webhook_id, n);
       this.sending.delete(done);
-      this.wake?.();
+      // Claiming after every single attempt would cost a query per delivery.
+      if (++this.ended >= this.claimEvery || this.sending.size === 0) this.wake?.();
     });
     this.sending.add(done);
   }

@@ -1,3 +1,6 @@
+// @peculiar/x509's CommonJS build (what Node loads outside vitest) needs this first, as
+// @simplewebauthn/server does.
+import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
