@@ -1,5 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { newId } from '../src/lib/ids.js';
+import { insertWebhook } from '../src/modules/webhooks/repo/webhooks.js';
 import { createTemplate } from './helpers/ebus.js';
 import { createMember, type TestMember } from './helpers/fixtures.js';
 import { expectRefusals } from './helpers/route-security.js';
@@ -87,6 +90,23 @@ describe('POST /webhooks', () => {
       sql`SELECT encode(signing_key, 'hex') AS k FROM webhooks WHERE id = ${created.id}`,
     );
     expect(rows[0]!.k).toBe(created.signing_key);
+  });
+
+  it('never lets a failed write carry the key into an error text', async () => {
+    const key = randomBytes(32);
+    const failed = insertWebhook(svc.container.db, {
+      id: newId('webhook'),
+      orgId: newId('organization'),
+      url: PUBLIC_URL,
+      description: '',
+      rules: [],
+      signingKey: key,
+      now: svc.clock.now(),
+    });
+    const err = (await failed.catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe('webhook key write failed (SQLSTATE 23503)');
+    expect(JSON.stringify(err, Object.getOwnPropertyNames(err))).not.toContain(key.toString('hex'));
+    expect(err.cause).toBeUndefined();
   });
 
   it('keeps rules as given: action names, lowercase signer addresses without repeats', async () => {

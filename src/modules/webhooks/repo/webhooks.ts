@@ -22,6 +22,20 @@ type RawWebhook = Omit<WebhookRow, 'created_at' | 'updated_at'> & {
 
 const COLUMNS = sql`id, url, description, rules, is_active, created_at, updated_at`;
 
+/**
+ * Runs a statement that carries a signing key. A failure is rethrown without the driver's
+ * error, whose text lists the parameters (drizzle) or the failing row (PostgreSQL): the key
+ * must never reach a log.
+ */
+async function keyed<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    const e = err as { code?: string; cause?: { code?: string } };
+    throw new Error(`webhook key write failed (SQLSTATE ${e.cause?.code ?? e.code ?? 'unknown'})`);
+  }
+}
+
 function toRow(r: RawWebhook): WebhookRow {
   return { ...r, created_at: asDate(r.created_at), updated_at: asDate(r.updated_at) };
 }
@@ -54,12 +68,14 @@ export interface NewWebhook {
 }
 
 export async function insertWebhook(exec: Executor, w: NewWebhook): Promise<WebhookRow> {
-  const { rows } = await exec.execute<RawWebhook>(sql`
+  const { rows } = await keyed(() =>
+    exec.execute<RawWebhook>(sql`
     INSERT INTO webhooks (id, organization_id, url, description, rules, is_active, signing_key,
       active_since, created_at, updated_at)
     VALUES (${w.id}, ${w.orgId}, ${w.url}, ${w.description}, ${JSON.stringify(w.rules)}::jsonb,
       true, ${w.signingKey}, ${w.now}, ${w.now}, ${w.now})
-    RETURNING ${COLUMNS}`);
+    RETURNING ${COLUMNS}`),
+  );
   return toRow(rows[0]!);
 }
 
@@ -151,10 +167,12 @@ export async function rotateKey(
   previousUntil: Date,
   now: Date,
 ): Promise<WebhookRow | null> {
-  const { rows } = await exec.execute<RawWebhook>(sql`
+  const { rows } = await keyed(() =>
+    exec.execute<RawWebhook>(sql`
     UPDATE webhooks SET previous_signing_key = signing_key, previous_key_until = ${previousUntil},
       signing_key = ${key}, updated_at = ${now}
     WHERE id = ${id} AND organization_id = ${orgId} AND deleted_at IS NULL
-    RETURNING ${COLUMNS}`);
+    RETURNING ${COLUMNS}`),
+  );
   return rows[0] ? toRow(rows[0]) : null;
 }
