@@ -32,6 +32,8 @@ async function keyed<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (err) {
     const e = err as { code?: string; cause?: { code?: string } };
+    // The cause is dropped on purpose: its text carries the key.
+    // eslint-disable-next-line preserve-caught-error
     throw new Error(`webhook key write failed (SQLSTATE ${e.cause?.code ?? e.code ?? 'unknown'})`);
   }
 }
