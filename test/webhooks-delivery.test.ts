@@ -57,6 +57,18 @@ async function events(m: TestMember, webhookId: string, query = '') {
   }[];
 }
 
+describe('the test-only settings', () => {
+  it('are announced as warnings when the service starts with them on', () => {
+    const warnings = svc.logs.filter((l) => l.level === 40).map((l) => l.msg);
+    expect(warnings).toContain(
+      'WEBHOOK_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (tests only)',
+    );
+    expect(warnings).toContain(
+      'WEBHOOK_CA_FILE is set: webhook deliveries trust an extra CA (tests only)',
+    );
+  });
+});
+
 describe('a delivery', () => {
   it('is sent once per matching action, signed, with the body and headers of the spec', async () => {
     const { signer, templateId } = await signerWithTemplate(svc);

@@ -63,6 +63,13 @@ function expectInvalid(res: { statusCode: number; json(): unknown }, field: stri
   return body;
 }
 
+describe('the test-only settings', () => {
+  it('are off by default and then not announced', () => {
+    expect(svc.config.webhooks).toMatchObject({ allowLoopback: false, caFile: null });
+    expect(svc.logs.some((l) => String(l.msg).startsWith('WEBHOOK_'))).toBe(false);
+  });
+});
+
 describe('POST /webhooks', () => {
   it('answers the webhook and a 64-hex signing key that no other answer shows', async () => {
     const { owner, templateId } = await ownerWithTemplate();
