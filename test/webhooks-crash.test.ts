@@ -167,9 +167,11 @@ describe('a service killed with SIGKILL', () => {
       await eventually(() => r.received.length === 1);
       await kill(first);
       // The claim's 60 s lease runs out while the service is down.
-      await helper.container.db.execute(
-        sql`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE webhook_id = ${hook.id}`,
+      const { rows: leased } = await helper.container.db.execute<{ n: number }>(
+        sql`UPDATE webhook_deliveries SET leased_until = now()
+          WHERE webhook_id = ${hook.id} AND leased_until > now() RETURNING 1 AS n`,
       );
+      expect(leased).toHaveLength(1);
       r.answer = () => ({ status: 200 });
       const second = await startService(port, true);
       await eventually(() => r.received.length === 2);

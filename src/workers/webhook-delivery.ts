@@ -95,7 +95,9 @@ export class WebhookDeliveryWorker implements Worker {
       } catch (err) {
         this.logger.error({ err }, 'could not claim webhook deliveries; will retry');
       }
-      if (claimed === 0 || this.busy >= this.maxInFlight) {
+      // Attempts that ended while the claim ran found no sleeper to wake: claim again now.
+      const endedMeanwhile = this.ended >= this.claimEvery || (claimed > 0 && this.busy === 0);
+      if ((claimed === 0 || this.busy >= this.maxInFlight) && !endedMeanwhile) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, this.idlePollMs);
           this.wake = () => {

@@ -1,4 +1,7 @@
--- Webhooks and their outbox of deliveries (issue 20, design.md §7).
+-- Webhooks and their outbox of deliveries (issue 20, design.md §7). One delivery per action
+-- per webhook holds by construction (one insert per applied action, in its own transaction),
+-- so no unique index pays for it on every write; free space on each page (fillfactor) lets
+-- claims update rows in place.
 
 CREATE TABLE webhooks (
   id text PRIMARY KEY,
@@ -37,17 +40,18 @@ CREATE TABLE webhook_deliveries (
   attempts jsonb NOT NULL DEFAULT '[]',
   -- Attempts since the delivery was last queued (creation, redeliver, replay): picks the wait.
   round_attempts integer NOT NULL DEFAULT 0,
-  -- When a worker may next take it; NULL once final. A claim moves it forward (a lease), so a
-  -- worker that dies mid-attempt leaves the delivery due again when the lease ends.
+  -- When the next attempt is due; NULL once final.
   next_attempt_at timestamptz(3),
+  -- A worker's claim lasts until then (a lease): one that dies mid-attempt leaves the delivery
+  -- due again when it ends. Not indexed, so a claim is a HOT update that touches no index.
+  leased_until timestamptz(3),
   -- The claim that may record the outcome: a late answer to an expired claim changes nothing.
   claim_id text,
   -- When it became failed or stopped (the rolling hour that switches a webhook off).
   finished_at timestamptz(3),
   created_at timestamptz(3) NOT NULL,
-  updated_at timestamptz(3) NOT NULL,
-  UNIQUE (webhook_id, action_id)
-);
+  updated_at timestamptz(3) NOT NULL
+) WITH (fillfactor = 80);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
   WHERE next_attempt_at IS NOT NULL;
 CREATE INDEX webhook_deliveries_list ON webhook_deliveries (webhook_id, created_at, id);

@@ -35,9 +35,8 @@ export interface ClaimRequest {
 
 /**
  * Takes due deliveries for one worker (design.md §7): `FOR UPDATE SKIP LOCKED`, so workers
- * in any number of processes never take the same row, and a lease (`next_attempt_at` moved
- * to `leaseUntil`), so a worker that dies mid-attempt loses nothing: the row is due again
- * when the lease ends. At most `room` rows per webhook, and webhooks without room are not
+ * in any number of processes never take the same row, and a lease (`leased_until`), so a
+ * worker that dies mid-attempt loses nothing: the row is due again when the lease ends. At most `room` rows per webhook, and webhooks without room are not
  * even looked at, so a hanging receiver's backlog cannot crowd out the others.
  */
 export async function claimDue(exec: Executor, r: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -51,6 +50,7 @@ export async function claimDue(exec: Executor, r: ClaimRequest): Promise<Claimed
     ), due AS (
       SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
       WHERE next_attempt_at <= ${r.now}
+        AND (leased_until IS NULL OR leased_until <= ${r.now})
         AND webhook_id NOT IN (SELECT jsonb_array_elements_text(${JSON.stringify(full)}::jsonb))
       ORDER BY next_attempt_at LIMIT ${scan}
     ), fair AS (
@@ -63,9 +63,10 @@ export async function claimDue(exec: Executor, r: ClaimRequest): Promise<Claimed
     ), locked AS (
       SELECT d.id FROM webhook_deliveries d
       WHERE d.id IN (SELECT id FROM picked) AND d.next_attempt_at <= ${r.now}
+        AND (d.leased_until IS NULL OR d.leased_until <= ${r.now})
       FOR UPDATE SKIP LOCKED
     ), claimed AS (
-      UPDATE webhook_deliveries d SET next_attempt_at = ${r.leaseUntil}, claim_id = ${r.claimId}
+      UPDATE webhook_deliveries d SET leased_until = ${r.leaseUntil}, claim_id = ${r.claimId}
       FROM locked l WHERE d.id = l.id
       RETURNING d.id, d.webhook_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at
     )
@@ -109,7 +110,7 @@ export async function recordOutcomes(
       attempts = CASE WHEN r.attempt IS NULL THEN d.attempts
         ELSE d.attempts || jsonb_build_array(r.attempt) END,
       round_attempts = r.round_attempts, next_attempt_at = r.next_attempt_at,
-      finished_at = r.finished_at, claim_id = NULL, updated_at = ${now}
+      finished_at = r.finished_at, claim_id = NULL, leased_until = NULL, updated_at = ${now}
     FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS r(id text, claim_id text,
       status text, attempt jsonb, round_attempts int, next_attempt_at timestamptz,
       finished_at timestamptz)

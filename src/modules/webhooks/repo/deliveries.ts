@@ -66,7 +66,8 @@ export async function findDelivery(
 
 /** Queued again from scratch: a fresh round of attempts, due now, same id. */
 const REQUEUE = (now: Date) => sql`status = 'pending', round_attempts = 0,
-  next_attempt_at = ${now}, finished_at = NULL, claim_id = NULL, updated_at = ${now}`;
+  next_attempt_at = ${now}, finished_at = NULL, claim_id = NULL, leased_until = NULL,
+  updated_at = ${now}`;
 
 /** Queues a `failed` or `stopped` delivery again; null when it is in no such state. */
 export async function requeueFinished(
@@ -123,7 +124,7 @@ export async function failQueued(
   if (webhookIds.length === 0) return;
   await exec.execute(sql`
     UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, claim_id = NULL,
-      finished_at = ${now}, updated_at = ${now}
+      leased_until = NULL, finished_at = ${now}, updated_at = ${now}
     WHERE webhook_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(webhookIds)}::jsonb))
       AND status IN ('pending', 'retrying')`);
 }
