@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import type { Worker } from '../container.js';
-import type { DeliveryRunner } from '../modules/webhooks/delivery-runner.js';
-import type { ClaimedDelivery, Outcome } from '../modules/webhooks/repo/claims.js';
+import type {
+  ClaimedDelivery,
+  DeliveryRunner,
+  Outcome,
+} from '../modules/webhooks/delivery-runner.js';
 
 export interface DeliveryWorkerOptions {
   /** Attempts in flight at once in this process. */

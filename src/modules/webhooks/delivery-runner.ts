@@ -11,6 +11,8 @@ import {
   type Outcome,
 } from './repo/claims.js';
 import { failQueued } from './repo/deliveries.js';
+
+export type { ClaimedDelivery, Outcome };
 import { signatureHeader } from './signing/sign.js';
 
 /** Waits before the second, third and fourth attempt (spec §3: about 2, 4 and 8 minutes). */
