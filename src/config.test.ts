@@ -78,4 +78,14 @@ describe('config', () => {
       loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '2000' }),
     ).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
   });
+
+  it('delivers webhooks in the API process unless WEBHOOK_DELIVERY is false', () => {
+    expect(loadConfig({}).webhooks).toEqual({
+      allowLoopback: false,
+      caFile: null,
+      deliveryInProcess: true,
+    });
+    expect(loadConfig({ WEBHOOK_DELIVERY: 'false' }).webhooks.deliveryInProcess).toBe(false);
+    expect(() => loadConfig({ WEBHOOK_DELIVERY: 'later' })).toThrow(/WEBHOOK_DELIVERY/);
+  });
 });

@@ -44,7 +44,12 @@ export interface Config {
   storage: { dir: string; uploadLimitBytes: number; s3: S3Config | null };
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
   batches: { maxActions: number; maxSeconds: number; challengeWindowSeconds: number };
-  webhooks: { allowLoopback: boolean; caFile: string | null };
+  webhooks: {
+    allowLoopback: boolean;
+    caFile: string | null;
+    /** Run the delivery loop in this process (`false`: `npm run worker` delivers). */
+    deliveryInProcess: boolean;
+  };
   ebus: {
     groupWaitMs: number;
     maxGroup: number;
@@ -227,6 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
       caFile: optional(env, 'WEBHOOK_CA_FILE'),
+      deliveryInProcess: bool(env, 'WEBHOOK_DELIVERY', true),
     },
     ebus: {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 1, 0, 1000),

@@ -28,6 +28,8 @@ import { createEbus, type Ebus } from './modules/ebus/wiring.js';
 import { LastUsedRecorder } from './modules/api-keys/last-used.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
+import { createWebhooks, type Webhooks } from './modules/webhooks/wiring.js';
+import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
 
 export interface BaseDeps {
   config: Config;
@@ -61,6 +63,9 @@ export interface Container extends BaseDeps {
   balance: BalanceService;
   deposits: DepositService;
   support: SupportService;
+  webhooks: Webhooks;
+  /** The delivery loop; started with the other workers when WEBHOOK_DELIVERY is on. */
+  webhookWorker: WebhookDeliveryWorker;
 }
 
 export async function createContainer(deps: BaseDeps): Promise<Container> {
@@ -91,8 +96,17 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const objects = new ObjectService(db, preparedRows(database.pool));
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
-  // Batches and webhooks pass `hooks` (and batches `batchSizes`) here when they land.
-  const ebus = createEbus({ db, pool: database.pool, clock, config, logger: deps.logger });
+  const webhooks = createWebhooks({ db, clock, config, logger: deps.logger });
+  const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger);
+  // Batches pass `batchSizes` (and compose their hook with this one) when they land.
+  const ebus = createEbus({
+    db,
+    pool: database.pool,
+    clock,
+    config,
+    logger: deps.logger,
+    hooks: webhooks.hook,
+  });
   const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
   const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
@@ -106,6 +120,16 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       },
     },
     apiKeyLastUsed,
+    {
+      name: webhookWorker.name,
+      start: () => {
+        if (config.webhooks.deliveryInProcess) webhookWorker.start();
+      },
+      stop: async () => {
+        await webhookWorker.stop();
+        await webhooks.client.close();
+      },
+    },
   ];
 
   const verifiers: CredentialVerifiers = {
@@ -153,5 +177,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKeys,
     apiKeyVerifier,
     apiKeyLastUsed,
+    webhooks,
+    webhookWorker,
   };
 }

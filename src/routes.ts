@@ -17,6 +17,7 @@ import { registerStorageRoutes } from './modules/storage/routes.js';
 import { registerTemplateRoutes } from './modules/templates/routes.js';
 import { registerEbusRoutes } from './modules/ebus/routes.js';
 import { registerApiKeyRoutes } from './modules/api-keys/routes.js';
+import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
@@ -37,4 +38,5 @@ export function registerRoutes(app: App, c: Container) {
   registerIndexerRoutes(app, c.indexer);
   registerEbusRoutes(app, c.ebus.service);
   registerApiKeyRoutes(app, c.apiKeys);
+  registerWebhookRoutes(app, c.webhooks.service, c.webhooks.log);
 }

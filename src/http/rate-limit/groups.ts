@@ -66,7 +66,8 @@ export function groupOf(method: string, url: string): GroupName {
       return 'ebus';
     }
     if (url === '/storage/upload') return 'upload';
-    if (url === '/webhooks') return 'webhooks';
+    // Rotate-key, redeliver and replay are webhook writes too (design.md §7).
+    if (url === '/webhooks' || url.startsWith('/webhooks/')) return 'webhooks';
     return 'default';
   }
   if (method === 'PUT') {

@@ -96,6 +96,9 @@ describe('groups', () => {
     expect(groupOf('POST', '/storage/upload')).toBe('upload');
     expect(groupOf('POST', '/webhooks')).toBe('webhooks');
     expect(groupOf('PUT', '/webhooks/:id')).toBe('webhooks');
+    expect(groupOf('POST', '/webhooks/:webhookId/events/:eventId/redeliver')).toBe('webhooks');
+    expect(groupOf('POST', '/webhooks/:webhookId/replay')).toBe('webhooks');
+    expect(groupOf('POST', '/webhooks/:webhookId/rotate-key')).toBe('webhooks');
     expect(groupOf('GET', '/public/objects')).toBe('default');
   });
 });

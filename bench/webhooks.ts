@@ -1,0 +1,374 @@
+/**
+ * Webhook delivery benchmark (issue 20 item 10). Real PostgreSQL, durable commits, a real
+ * HTTPS receiver (keep-alive, a CA made here) in this process, the service as a child process.
+ *
+ *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/webhooks.ts
+ *
+ * Prints in one run:
+ *  (1) delivery throughput: BENCH_DELIVERIES (20,000) deliveries queued in the outbox at once
+ *      for one webhook, drained by the service's worker; deliveries/s from the first arrival
+ *      to the last.
+ *  (2) the event bus, POST /ebus/execute, 50 connections (one wallet each), alternately for
+ *      an organization without webhooks and one with one webhook matching every action,
+ *      BENCH_PHASE_SECONDS (8) each, twice each (ABAB): actions/s of each and the ratio, and
+ *      for the webhook phases the first-attempt latency (execute answered → delivery arrived).
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:https';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { privateKeyToAccount } from 'viem/accounts';
+import type * as Secp256k1 from 'secp256k1';
+import { migrate } from '../src/db/migrate.js';
+import { createDatabase, type Database } from '../src/db/pool.js';
+import { eip191Digest } from '../src/lib/crypto/eip191.js';
+import { systemClock } from '../src/lib/clock.js';
+import { newId } from '../src/lib/ids.js';
+import { SessionService } from '../src/modules/auth/session-service.js';
+import { TokenService } from '../src/modules/auth/token-service.js';
+import { buildActionText } from '../src/modules/ebus/action-text.js';
+import { makeTestCa } from '../test/helpers/webhook-receiver.js';
+import { RawLane } from './raw-client.js';
+
+const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
+const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
+const DELIVERIES = Math.min(100_000, Number(process.env.BENCH_DELIVERIES ?? 20_000));
+const CONNECTIONS = 50;
+const PER_WALLET = 800;
+const WARM_UP = 40;
+const NETWORK = 'ons-bench';
+
+interface Wallet {
+  orgId: string;
+  address: string;
+  key: Uint8Array;
+  token: string;
+}
+
+async function freshDatabase(): Promise<string> {
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `ons_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function dropDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = u.pathname.slice(1);
+  u.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: u.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}
+
+async function makeOrg(database: Database, sessions: SessionService) {
+  const db = database.db;
+  const orgId = newId('organization');
+  const now = new Date();
+  await db.execute(sql`INSERT INTO organizations (id, name, balance_wei, created_at, updated_at)
+    VALUES (${orgId}, 'bench', ${(10n ** 30n).toString()}::numeric, ${now}, ${now})`);
+  const templateId = newId('template');
+  await db.execute(sql`INSERT INTO templates (id, organization_id, name, actions, is_public, created_at, updated_at)
+    VALUES (${templateId}, ${orgId}, 'bench', '{mint}', true, ${now}, ${now})`);
+  const wallets: Wallet[] = [];
+  for (let i = 0; i < CONNECTIONS; i++) {
+    const key = randomBytes(32);
+    const address = privateKeyToAccount(`0x${key.toString('hex')}`).address.toLowerCase();
+    const id = newId('wallet');
+    await db.execute(
+      sql`INSERT INTO wallets (id, address, created_at, updated_at) VALUES (${id}, ${address}, ${now}, ${now})`,
+    );
+    await db.execute(sql`INSERT INTO members (id, organization_id, wallet_id, role, status, created_at, updated_at)
+      VALUES (${newId('member')}, ${orgId}, ${id}, 'member', 'active', ${now}, ${now})`);
+    await db.execute(sql`INSERT INTO credentials (id, wallet_id, type, external_id, created_at)
+      VALUES (${newId('credential')}, ${id}, 'eoa', ${address}, ${now})`);
+    const t = await sessions.issue(db, { walletId: id, orgId, device: 'bench' });
+    wallets.push({ orgId, address, key, token: t.access_token });
+  }
+  return { orgId, templateId, wallets };
+}
+
+function presign(w: Wallet, templateId: string, from: number, count: number): string[] {
+  const expires = new Date(Date.now() + 3600_000).toISOString();
+  const bodies: string[] = [];
+  for (let nonce = from; nonce < from + count; nonce++) {
+    const action = {
+      wallet: w.address,
+      name: 'mint',
+      params: { template_id: templateId },
+      nonce,
+      expires,
+    };
+    const text = buildActionText({ network: NETWORK, organizationId: w.orgId, ...action });
+    const { signature, recid } = secp.ecdsaSign(eip191Digest(text), w.key);
+    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`;
+    bodies.push(JSON.stringify({ action, signature: { type: 'eoa', signature: sig } }));
+  }
+  return bodies;
+}
+
+async function addWebhook(database: Database, orgId: string, templateId: string, url: string) {
+  const id = newId('webhook');
+  const now = new Date();
+  await database.db.execute(sql`INSERT INTO webhooks (id, organization_id, url, rules, signing_key,
+      active_since, created_at, updated_at)
+    VALUES (${id}, ${orgId}, ${url}, ${JSON.stringify([{ template_id: templateId, actions: [], addresses: [] }])}::jsonb,
+      ${randomBytes(32)}, ${now}, ${now}, ${now})`);
+  return id;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+}
+
+/** Sequential execute requests per wallet until the bodies or the time run out. */
+async function load(
+  port: number,
+  lanes: { w: Wallet; bodies: string[] }[],
+  seconds: number,
+  answered?: Map<string, number>,
+  paceMs = 0,
+) {
+  const sockets = await Promise.all(lanes.map(() => RawLane.connect(port)));
+  let ok = 0;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(
+    lanes.map(async ({ w, bodies }, lane) => {
+      const headers = { authorization: `Bearer ${w.token}` };
+      while (bodies.length > 0 && performance.now() < deadline) {
+        const sent = performance.now();
+        const res = await sockets[lane]!.send(
+          RawLane.post('/ebus/execute', headers, bodies.shift()!),
+        );
+        if (res.status !== 200)
+          throw new Error(`execute answered ${res.status}: ${res.body.toString('utf8')}`);
+        ok++;
+        if (answered) {
+          const id = /"action":\{"id":"(act_[0-9A-Z]{26})"/.exec(res.body.toString('utf8'))?.[1];
+          if (id) answered.set(id, performance.now());
+        }
+        const rest = paceMs - (performance.now() - sent);
+        if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+      }
+    }),
+  );
+  for (const s of sockets) s.close();
+  const elapsed = (performance.now() - start) / 1000;
+  return { ok, perSecond: Math.round(ok / elapsed) };
+}
+
+async function main() {
+  const ca = await makeTestCa();
+  // The receiver: every delivery's arrival time by action id; answers 200 at once.
+  const arrivals = new Map<string, number>();
+  let firstArrival = 0;
+  let lastArrival = 0;
+  const receiver = createServer(
+    { cert: ca.cert, key: ca.key, keepAliveTimeout: 30_000 },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const now = performance.now();
+        const id = /"action":\{"id":"(act_[0-9A-Z]{26})"/.exec(
+          Buffer.concat(chunks).toString('utf8'),
+        )?.[1];
+        if (id && !arrivals.has(id)) arrivals.set(id, now);
+        firstArrival ||= now;
+        lastArrival = now;
+        res.writeHead(200, { 'content-length': '0' });
+        res.end();
+      });
+    },
+  );
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverUrl = `https://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+
+  const url = await freshDatabase();
+  const database = createDatabase(url, 10);
+  let child: ReturnType<typeof spawn> | null = null;
+  try {
+    await migrate(database.pool);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const tokens = new TokenService(database.db, systemClock, publicUrl);
+    await tokens.init();
+    const sessions = new SessionService(database.db, systemClock, tokens);
+    const plain = await makeOrg(database, sessions);
+    const hooked = await makeOrg(database, sessions);
+    await addWebhook(database, hooked.orgId, hooked.templateId, receiverUrl);
+    const pacedOrg = await makeOrg(database, sessions);
+    await addWebhook(database, pacedOrg.orgId, pacedOrg.templateId, receiverUrl);
+    const drainOrg = await makeOrg(database, sessions);
+    const drainHook = await addWebhook(database, drainOrg.orgId, drainOrg.templateId, receiverUrl);
+
+    const per = (PER_WALLET + WARM_UP) * 2;
+    const lanesPlain = plain.wallets.map((w) => ({
+      w,
+      bodies: presign(w, plain.templateId, 0, per),
+    }));
+    const lanesPaced = pacedOrg.wallets
+      .slice(0, 25)
+      .map((w) => ({ w, bodies: presign(w, pacedOrg.templateId, 0, PHASE_S * 20 + 20) }));
+    const lanesHooked = hooked.wallets.map((w) => ({
+      w,
+      bodies: presign(w, hooked.templateId, 0, per),
+    }));
+
+    child = spawn(
+      process.execPath,
+      ['--max-semi-space-size=32', '--import', 'tsx', 'src/main.ts'],
+      {
+        env: {
+          ...process.env,
+          DATABASE_URL: url,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          PUBLIC_URL: publicUrl,
+          NETWORK_ID: NETWORK,
+          LOG_LEVEL: 'warn',
+          RATE_LIMIT_ENABLED: 'false',
+          WEBHOOK_ALLOW_LOOPBACK: 'true',
+          WEBHOOK_CA_FILE: ca.caFile,
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${publicUrl}/healthz`)).ok) break;
+      } catch {
+        /* not up yet */
+      }
+      if (i > 150) throw new Error('service did not start');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    // (1) Delivery throughput: the outbox filled at once (rows as the hook writes them).
+    const event = JSON.stringify({
+      action: { id: 'act_bench', name: 'mint' },
+      object: { id: 'obj_bench' },
+    });
+    const now = new Date();
+    await database.db.execute(sql`INSERT INTO webhook_deliveries (id, organization_id, webhook_id,
+        action_id, event, status, next_attempt_at, created_at, updated_at)
+      SELECT 'evt_' || lpad(g::text, 26, '0'), ${drainOrg.orgId}, ${drainHook}, 'act_' || lpad(g::text, 26, '0'),
+        replace(${event}, 'act_bench', 'act_' || lpad(g::text, 26, '0'))::json,
+        'pending', ${now}, ${now}, ${now}
+      FROM generate_series(1, ${DELIVERIES}) g`);
+    const drainStart = performance.now();
+    while (arrivals.size < DELIVERIES && performance.now() - drainStart < 120_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const drained = arrivals.size;
+    const drainSeconds = (lastArrival - firstArrival) / 1000;
+    const { rows: doneRows } = await database.db.execute<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = ${drainHook} AND status = 'done'`,
+    );
+    arrivals.clear();
+
+    // (2) The event bus without and with one matching webhook, ABAB, after a warm-up of each.
+    await load(
+      port,
+      lanesPlain.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, WARM_UP) })),
+      60,
+    );
+    await load(
+      port,
+      lanesHooked.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, WARM_UP) })),
+      60,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    arrivals.clear();
+    const answered = new Map<string, number>();
+    const without: number[] = [];
+    const withHook: number[] = [];
+    const load0 = os.loadavg()[0]!.toFixed(2);
+    for (let round = 0; round < 2; round++) {
+      without.push((await load(port, lanesPlain, PHASE_S)).perSecond);
+      withHook.push((await load(port, lanesHooked, PHASE_S, answered)).perSecond);
+    }
+    const settle = performance.now();
+    while (arrivals.size < answered.size && performance.now() - settle < 30_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const latencies: number[] = [];
+    let missing = 0;
+    for (const [id, t] of answered) {
+      const at = arrivals.get(id);
+      if (at === undefined) missing++;
+      else latencies.push(at - t);
+    }
+    latencies.sort((a, b) => a - b);
+    // (3) The same with a paced load the deliveries keep up with: 25 lanes, one action per
+    // lane every 50 ms (about 500 actions/s), once what (2) queued is delivered.
+    const drainedBy = performance.now() + 120_000;
+    while (performance.now() < drainedBy) {
+      const { rows } = await database.db.execute<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM webhook_deliveries WHERE next_attempt_at IS NOT NULL`,
+      );
+      if (rows[0]?.n === 0) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    arrivals.clear();
+    const pacedAnswered = new Map<string, number>();
+    const paced = await load(port, lanesPaced, PHASE_S, pacedAnswered, 50);
+    const settle3 = performance.now();
+    while (arrivals.size < pacedAnswered.size && performance.now() - settle3 < 30_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const pacedLatencies = [...pacedAnswered]
+      .filter(([id]) => arrivals.has(id))
+      .map(([id, t]) => arrivals.get(id)! - t)
+      .sort((a, b) => a - b);
+    const pacedMissing = pacedAnswered.size - pacedLatencies.length;
+    const { rows: notDone } = await database.db.execute<{
+      status: string;
+      error: string;
+      n: number;
+    }>(
+      sql`SELECT status, attempts -> -1 ->> 'error' AS error, count(*)::int AS n
+        FROM webhook_deliveries WHERE status <> 'done' GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5`,
+    );
+    const avg = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+    const fmt = (n: number) => n.toLocaleString('en');
+    console.log(`machine: ${os.cpus().length} cores, load average before (2) ${load0}`);
+    console.log(
+      `(1) ${fmt(drained)} of ${fmt(DELIVERIES)} queued deliveries arrived (${fmt(doneRows[0]?.n ?? 0)} recorded done), ${fmt(Math.round(drained / drainSeconds))} deliveries/s (first to last arrival ${drainSeconds.toFixed(1)} s), one webhook, one HTTPS receiver, keep-alive`,
+    );
+    console.log(
+      `(2) POST /ebus/execute, ${CONNECTIONS} connections, ${PHASE_S} s phases: without webhooks ${without.map(fmt).join(', ')} actions/s; with one matching webhook ${withHook.map(fmt).join(', ')} actions/s; ratio ${(avg(withHook) / avg(without)).toFixed(2)}`,
+    );
+    console.log(
+      `    first-attempt latency (execute answered → delivery arrived), ${fmt(latencies.length)} deliveries${missing ? `, ${missing} not arrived` : ''}: p50 ${percentile(latencies, 50).toFixed(0)} ms, p90 ${percentile(latencies, 90).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${(latencies[latencies.length - 1] ?? 0).toFixed(0)} ms`,
+    );
+    console.log(
+      `(3) paced, 25 connections, one action per connection every 50 ms: ${fmt(paced.perSecond)} actions/s; first-attempt latency of ${fmt(pacedLatencies.length)} deliveries${pacedMissing ? ` (${pacedMissing} not arrived)` : ''}: p50 ${percentile(pacedLatencies, 50).toFixed(0)} ms, p90 ${percentile(pacedLatencies, 90).toFixed(0)} ms, p99 ${percentile(pacedLatencies, 99).toFixed(0)} ms, max ${(pacedLatencies[pacedLatencies.length - 1] ?? 0).toFixed(0)} ms`,
+    );
+    console.log(
+      `    deliveries not done at the end: ${notDone.map((r) => `${r.n} ${r.status} (${r.error ?? 'not attempted'})`).join('; ') || 'none'}`,
+    );
+  } finally {
+    child?.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await database.close();
+    await dropDatabase(url).catch(() => undefined);
+    receiver.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

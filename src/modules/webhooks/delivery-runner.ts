@@ -1,0 +1,141 @@
+import type { Logger } from 'pino';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import type { DeliveryClient } from './http-client/delivery-client.js';
+import {
+  claimDue,
+  deactivateFailing,
+  recordOutcomes,
+  type ClaimedDelivery,
+  type Outcome,
+} from './repo/claims.js';
+import { failQueued } from './repo/deliveries.js';
+
+export type { ClaimedDelivery, Outcome };
+import { signatureHeader } from './signing/sign.js';
+
+/** Waits before the second, third and fourth attempt (spec §3: about 2, 4 and 8 minutes). */
+export const RETRY_DELAYS_MS = [2 * 60_000, 4 * 60_000, 8 * 60_000] as const;
+/** ± this share of each wait, so receivers coming back are not hit by every retry at once. */
+export const RETRY_JITTER = 0.1;
+/** Failed or stopped deliveries within a rolling hour that switch a webhook off (spec §3). */
+export const DEACTIVATE_AFTER = 3;
+/** How long a claim lasts: well beyond one attempt's 10 s. */
+export const LEASE_MS = 60_000;
+
+export const EVENT_TYPE = 'action.executed';
+
+/** The body of a delivery (design.md §7), the same bytes on every attempt. */
+export function deliveryBody(d: Pick<ClaimedDelivery, 'id' | 'event' | 'created_at'>): string {
+  return JSON.stringify({
+    id: d.id,
+    type: EVENT_TYPE,
+    event: d.event,
+    when_created: d.created_at.toISOString(),
+  });
+}
+
+/**
+ * One delivery attempt at a time, for the worker loop (src/workers/webhook-delivery.ts),
+ * which decides how many run at once: claim due deliveries, send one, record outcomes.
+ */
+export class DeliveryRunner {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly client: DeliveryClient,
+    private readonly logger: Logger,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Due deliveries for this worker, within each webhook's room (see claimDue). */
+  async claim(
+    limit: number,
+    rooms: Map<string, number>,
+    perWebhook: number,
+  ): Promise<ClaimedDelivery[]> {
+    const now = this.clock.now();
+    return claimDue(this.db, {
+      now,
+      leaseUntil: new Date(now.getTime() + LEASE_MS),
+      claimId: newId('event'),
+      limit,
+      rooms,
+      perWebhook,
+    });
+  }
+
+  /** Sends one claimed delivery and answers what to record. Never throws. */
+  async attempt(d: ClaimedDelivery): Promise<Outcome> {
+    if (!d.live) {
+      // Switched off or deleted after it was queued: nothing is sent (design.md §7).
+      return {
+        id: d.id,
+        claim_id: d.claim_id,
+        status: 'failed',
+        attempt: null,
+        round_attempts: d.round_attempts,
+        next_attempt_at: null,
+        finished_at: this.clock.now().toISOString(),
+      };
+    }
+    const body = deliveryBody(d);
+    const sentAt = this.clock.now();
+    const keys = d.previous_key ? [d.signing_key, d.previous_key] : [d.signing_key];
+    const result = await this.client.post(
+      d.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': 'ons-webhooks/1',
+        'x-webhook-id': d.webhook_id,
+        'x-event-id': d.id,
+        'x-webhook-signature': signatureHeader(keys, Math.floor(sentAt.getTime() / 1000), body),
+      },
+      body,
+    );
+    const round = d.round_attempts + 1;
+    const now = this.clock.now();
+    const attempt = {
+      when_created: sentAt.toISOString(),
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+    };
+    const base = { id: d.id, claim_id: d.claim_id, attempt, round_attempts: round };
+    if (result.error === null) {
+      return { ...base, status: 'done', next_attempt_at: null, finished_at: null };
+    }
+    if (result.statusCode === 410) {
+      return { ...base, status: 'stopped', next_attempt_at: null, finished_at: now.toISOString() };
+    }
+    const wait = RETRY_DELAYS_MS[round - 1];
+    if (wait === undefined) {
+      return { ...base, status: 'failed', next_attempt_at: null, finished_at: now.toISOString() };
+    }
+    const jittered = wait * (1 + RETRY_JITTER * (2 * this.random() - 1));
+    return {
+      ...base,
+      status: 'retrying',
+      next_attempt_at: new Date(now.getTime() + Math.round(jittered)).toISOString(),
+      finished_at: null,
+    };
+  }
+
+  /**
+   * Writes outcomes in one statement, then switches off the webhooks that reached
+   * DEACTIVATE_AFTER final failures within the hour, failing what they had queued.
+   */
+  async record(outcomes: readonly Outcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    const now = this.clock.now();
+    await this.db.transaction(async (tx) => {
+      const failing = await recordOutcomes(tx, outcomes, now);
+      const off = await deactivateFailing(tx, failing, DEACTIVATE_AFTER, now);
+      if (off.length > 0) {
+        await failQueued(tx, off, now);
+        this.logger.warn({ webhooks: off }, 'webhooks switched off after repeated failures');
+      }
+    });
+  }
+}

@@ -1,0 +1,78 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Which addresses a webhook may reach (spec §2.5, design.md §7). An allow-list: public
+ * unicast IPv4, and IPv6 in the global unicast block 2000::/3 that is none of the special
+ * ranges (NAT64, 6to4, Teredo, documentation…). Everything else is refused, so a range
+ * nobody thought of is refused too.
+ */
+export interface AddressPolicy {
+  /** Tests only (WEBHOOK_ALLOW_LOOPBACK): 127.0.0.0/8, ::1 and the name `localhost`. */
+  allowLoopback: boolean;
+}
+
+/** Answers every address a host name resolves to (injectable so tests can lie). */
+export type HostResolver = (hostname: string) => Promise<string[]>;
+
+export const systemResolver: HostResolver = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/** Null when `address` (an IP literal) may be reached, else why not (e.g. "loopback"). */
+export function refusedAddress(address: string, policy: AddressPolicy): string | null {
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    ip = ipaddr.parse(address);
+  } catch {
+    return 'not an IP address';
+  }
+  const range = ip.range();
+  if (range === 'loopback') return policy.allowLoopback ? null : 'loopback';
+  if (ip.kind() === 'ipv4') return range === 'unicast' ? null : rangeName(range);
+  if (range !== 'unicast') return rangeName(range);
+  return ip.match(GLOBAL_UNICAST_V6) ? null : 'reserved IPv6';
+}
+
+const NAMES: Record<string, string> = {
+  private: 'private (RFC 1918)',
+  carrierGradeNat: 'carrier-grade NAT',
+  linkLocal: 'link-local',
+  uniqueLocal: 'IPv6 unique local',
+  ipv4Mapped: 'IPv4-mapped IPv6',
+  rfc6052: 'NAT64',
+  rfc6145: 'IPv4-translated IPv6',
+};
+
+function rangeName(range: string): string {
+  return NAMES[range] ?? range;
+}
+
+/**
+ * Null when every address of `hostname` may be reached, else a reason naming the first
+ * address refused. An IP literal is checked as it is; a name is resolved with `resolve`.
+ */
+export async function refusedHost(
+  hostname: string,
+  policy: AddressPolicy,
+  resolve: HostResolver,
+): Promise<string | null> {
+  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (ipaddr.isValid(bare)) {
+    const why = refusedAddress(bare, policy);
+    return why ? `${bare} is ${why}` : null;
+  }
+  let addresses: string[];
+  try {
+    addresses = await resolve(bare);
+  } catch {
+    return `${bare} does not resolve`;
+  }
+  if (addresses.length === 0) return `${bare} does not resolve`;
+  for (const a of addresses) {
+    const why = refusedAddress(a, policy);
+    if (why) return `${bare} resolves to ${a}, which is ${why}`;
+  }
+  return null;
+}

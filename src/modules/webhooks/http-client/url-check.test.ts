@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { HostResolver } from './address-policy.js';
+import { refusedUrl } from './url-check.js';
+
+const dns: Record<string, string[]> = {
+  'public.example': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+  'private.example': ['10.0.0.7'],
+  'mixed.example': ['93.184.215.14', '192.168.0.10'],
+  'metadata.example': ['169.254.169.254'],
+  'loop.example': ['127.0.0.1'],
+  'ula.example': ['fd12::1'],
+  'mapped.example': ['::ffff:10.0.0.1'],
+};
+const resolve: HostResolver = async (host) => {
+  const found = dns[host];
+  if (!found) throw new Error('ENOTFOUND');
+  return found;
+};
+const closed = { allowLoopback: false };
+const open = { allowLoopback: true };
+
+describe('refusedUrl', () => {
+  it('accepts a name whose every address is public', async () => {
+    expect(await refusedUrl('https://public.example/hook', closed, resolve)).toBeNull();
+  });
+
+  it.each([
+    ['private.example', '10.0.0.7, which is private'],
+    ['mixed.example', '192.168.0.10, which is private'],
+    ['metadata.example', 'link-local'],
+    ['loop.example', 'loopback'],
+    ['ula.example', 'unique local'],
+    ['mapped.example', 'IPv4-mapped'],
+    ['nowhere.example', 'does not resolve'],
+  ])('refuses %s, naming the address', async (host, reason) => {
+    expect(await refusedUrl(`https://${host}/hook`, closed, resolve)).toContain(reason);
+  });
+
+  it('opens loopback only, by address or name, when loopback is allowed', async () => {
+    expect(await refusedUrl('https://127.0.0.1:9443/h', open, resolve)).toBeNull();
+    expect(await refusedUrl('https://[::1]:9443/h', open, resolve)).toBeNull();
+    expect(await refusedUrl('https://loop.example/h', open, resolve)).toBeNull();
+    expect(await refusedUrl('https://0.0.0.0/h', open, resolve)).toContain('unspecified');
+    expect(await refusedUrl('https://[::]/h', open, resolve)).toContain('unspecified');
+    expect(await refusedUrl('https://private.example/h', open, resolve)).toContain('private');
+  });
+
+  it('refuses an address longer than 2048 characters', async () => {
+    expect(
+      await refusedUrl(`https://public.example/${'a'.repeat(2048)}`, closed, resolve),
+    ).toContain('longer');
+  });
+});

@@ -1,0 +1,145 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, type DbTime } from '../../../db/values.js';
+import type { DeliveryStatus } from '../schema.js';
+
+/** A delivery a worker has claimed, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  claim_id: string;
+  event: unknown;
+  status: DeliveryStatus;
+  round_attempts: number;
+  created_at: Date;
+  url: string;
+  signing_key: Buffer;
+  /** The key before the last rotation, while it still signs (24 h). */
+  previous_key: Buffer | null;
+  /** False when the webhook was switched off or deleted since the delivery was queued. */
+  live: boolean;
+}
+
+type RawClaimed = Omit<ClaimedDelivery, 'created_at'> & { created_at: DbTime };
+
+export interface ClaimRequest {
+  now: Date;
+  /** The claim lasts until then; an attempt never outlives it (10 s timeout). */
+  leaseUntil: Date;
+  claimId: string;
+  limit: number;
+  /** Deliveries a webhook may still start here (per-webhook concurrency); absent: `perWebhook`. */
+  rooms: Map<string, number>;
+  perWebhook: number;
+}
+
+/**
+ * Takes due deliveries for one worker (design.md §7): `FOR UPDATE SKIP LOCKED`, so workers
+ * in any number of processes never take the same row, and a lease (`leased_until`), so a
+ * worker that dies mid-attempt loses nothing: the row is due again when the lease ends. At most `room` rows per webhook, and webhooks without room are not
+ * even looked at, so a hanging receiver's backlog cannot crowd out the others.
+ */
+export async function claimDue(exec: Executor, r: ClaimRequest): Promise<ClaimedDelivery[]> {
+  const rooms = [...r.rooms].map(([webhook_id, room]) => ({ webhook_id, room }));
+  const full = rooms.filter((x) => x.room <= 0).map((x) => x.webhook_id);
+  const scan = Math.max(r.limit * 5, 500);
+  const { rows } = await exec.execute<RawClaimed>(sql`
+    WITH rooms AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(rooms)}::jsonb)
+        AS b(webhook_id text, room int)
+    ), due AS (
+      SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
+      WHERE next_attempt_at <= ${r.now}
+        AND (leased_until IS NULL OR leased_until <= ${r.now})
+        AND webhook_id NOT IN (SELECT jsonb_array_elements_text(${JSON.stringify(full)}::jsonb))
+      ORDER BY next_attempt_at LIMIT ${scan}
+    ), fair AS (
+      SELECT d.id, d.next_attempt_at,
+        row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rn,
+        coalesce(b.room, ${r.perWebhook}) AS room
+      FROM due d LEFT JOIN rooms b ON b.webhook_id = d.webhook_id
+    ), picked AS (
+      SELECT id FROM fair WHERE rn <= room ORDER BY next_attempt_at LIMIT ${r.limit}
+    ), locked AS (
+      SELECT d.id FROM webhook_deliveries d
+      WHERE d.id IN (SELECT id FROM picked) AND d.next_attempt_at <= ${r.now}
+        AND (d.leased_until IS NULL OR d.leased_until <= ${r.now})
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE webhook_deliveries d SET leased_until = ${r.leaseUntil}, claim_id = ${r.claimId}
+      FROM locked l WHERE d.id = l.id
+      RETURNING d.id, d.webhook_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at
+    )
+    SELECT c.*, w.url, w.signing_key,
+      CASE WHEN w.previous_key_until > ${r.now} THEN w.previous_signing_key END AS previous_key,
+      (w.is_active AND w.deleted_at IS NULL) AS live
+    FROM claimed c JOIN webhooks w ON w.id = c.webhook_id`);
+  return rows.map((row) => ({ ...row, created_at: asDate(row.created_at) }));
+}
+
+/** What one attempt (or a decision not to send) changes in a claimed delivery. */
+export interface Outcome {
+  id: string;
+  claim_id: string;
+  status: DeliveryStatus;
+  /** Null when nothing was sent (the webhook was switched off meanwhile). */
+  attempt: {
+    when_created: string;
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+  } | null;
+  round_attempts: number;
+  next_attempt_at: string | null;
+  finished_at: string | null;
+}
+
+/**
+ * Records outcomes in one statement. An outcome whose claim is no longer the row's (the
+ * lease ran out and another worker took it, or the webhook was switched off) changes
+ * nothing. Answers the webhooks that had a delivery become `failed` or `stopped`.
+ */
+export async function recordOutcomes(
+  exec: Executor,
+  outcomes: readonly Outcome[],
+  now: Date,
+): Promise<string[]> {
+  if (outcomes.length === 0) return [];
+  const { rows } = await exec.execute<{ webhook_id: string }>(sql`
+    UPDATE webhook_deliveries d SET status = r.status,
+      attempts = CASE WHEN r.attempt IS NULL THEN d.attempts
+        ELSE d.attempts || jsonb_build_array(r.attempt) END,
+      round_attempts = r.round_attempts, next_attempt_at = r.next_attempt_at,
+      finished_at = r.finished_at, claim_id = NULL, leased_until = NULL, updated_at = ${now}
+    FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS r(id text, claim_id text,
+      status text, attempt jsonb, round_attempts int, next_attempt_at timestamptz,
+      finished_at timestamptz)
+    WHERE d.id = r.id AND d.claim_id = r.claim_id
+    RETURNING CASE WHEN r.finished_at IS NOT NULL AND r.attempt IS NOT NULL
+      THEN d.webhook_id END AS webhook_id`);
+  return [...new Set(rows.map((x) => x.webhook_id).filter((x): x is string => x !== null))];
+}
+
+/**
+ * Switches off each of `webhookIds` that has `threshold` deliveries `failed` or `stopped`
+ * within the hour before `now` since it was last switched on (spec §3); answers those
+ * switched off. The row lock of the UPDATE serialises two workers deciding for one webhook.
+ */
+export async function deactivateFailing(
+  exec: Executor,
+  webhookIds: readonly string[],
+  threshold: number,
+  now: Date,
+): Promise<string[]> {
+  if (webhookIds.length === 0) return [];
+  const hourAgo = new Date(now.getTime() - 3_600_000);
+  const { rows } = await exec.execute<{ id: string }>(sql`
+    UPDATE webhooks w SET is_active = false, updated_at = ${now}
+    WHERE w.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(webhookIds)}::jsonb))
+      AND w.is_active AND w.deleted_at IS NULL
+      AND (SELECT count(*) FROM webhook_deliveries d
+        WHERE d.webhook_id = w.id AND d.status IN ('failed', 'stopped')
+          AND d.finished_at > ${hourAgo} AND d.finished_at >= w.active_since) >= ${threshold}
+    RETURNING w.id`);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,130 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, type DbTime } from '../../../db/values.js';
+import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../../lib/list.js';
+import type { Attempt, DeliveryStatus } from '../schema.js';
+
+/** A delivery as the log shows it (design.md §7). */
+export interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  action_id: string;
+  status: DeliveryStatus;
+  attempts: Attempt[];
+  next_attempt_at: Date | null;
+  created_at: Date;
+}
+
+type RawDelivery = Omit<DeliveryRow, 'next_attempt_at' | 'created_at'> & {
+  next_attempt_at: DbTime | null;
+  created_at: DbTime;
+};
+
+const COLUMNS = sql`id, webhook_id, action_id, status, attempts, next_attempt_at, created_at`;
+
+function toRow(r: RawDelivery): DeliveryRow {
+  return {
+    ...r,
+    next_attempt_at: r.next_attempt_at === null ? null : asDate(r.next_attempt_at),
+    created_at: asDate(r.created_at),
+  };
+}
+
+export async function listDeliveries(
+  exec: Executor,
+  orgId: string,
+  webhookId: string,
+  page: ParsedList,
+  query: Record<string, unknown>,
+  status: DeliveryStatus | undefined,
+): Promise<DeliveryRow[]> {
+  const where = and([
+    sql`webhook_id = ${webhookId}`,
+    sql`organization_id = ${orgId}`,
+    status !== undefined ? sql`status = ${status}` : undefined,
+    ...dateFilters(query, sql`created_at`),
+    keysetCondition(page),
+  ]);
+  const { rows } = await exec.execute<RawDelivery>(
+    sql`SELECT ${COLUMNS} FROM webhook_deliveries WHERE ${where} ${orderBy(page)}
+      LIMIT ${page.limit + 1}`,
+  );
+  return rows.map(toRow);
+}
+
+export async function findDelivery(
+  exec: Executor,
+  orgId: string,
+  webhookId: string,
+  id: string,
+): Promise<DeliveryRow | null> {
+  const { rows } = await exec.execute<RawDelivery>(sql`
+    SELECT ${COLUMNS} FROM webhook_deliveries
+    WHERE id = ${id} AND webhook_id = ${webhookId} AND organization_id = ${orgId}`);
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** Queued again from scratch: a fresh round of attempts, due now, same id. */
+const REQUEUE = (now: Date) => sql`status = 'pending', round_attempts = 0,
+  next_attempt_at = ${now}, finished_at = NULL, claim_id = NULL, leased_until = NULL,
+  updated_at = ${now}`;
+
+/** Queues a `failed` or `stopped` delivery again; null when it is in no such state. */
+export async function requeueFinished(
+  exec: Executor,
+  orgId: string,
+  webhookId: string,
+  id: string,
+  now: Date,
+): Promise<DeliveryRow | null> {
+  const { rows } = await exec.execute<RawDelivery>(sql`
+    UPDATE webhook_deliveries SET ${REQUEUE(now)}
+    WHERE id = ${id} AND webhook_id = ${webhookId} AND organization_id = ${orgId}
+      AND status IN ('failed', 'stopped')
+    RETURNING ${COLUMNS}`);
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/**
+ * Queues again every delivery in a final state created in [since, until), when there are
+ * at most `max` of them; answers how many there were (more than `max`: nothing queued).
+ */
+export async function requeueRange(
+  exec: Executor,
+  orgId: string,
+  webhookId: string,
+  since: Date,
+  until: Date,
+  max: number,
+  now: Date,
+): Promise<number> {
+  const inRange = sql`webhook_id = ${webhookId} AND organization_id = ${orgId}
+    AND created_at >= ${since} AND created_at < ${until}
+    AND status IN ('done', 'failed', 'stopped')`;
+  const { rows: counted } = await exec.execute<{ n: number }>(sql`
+    SELECT count(*)::int AS n FROM (
+      SELECT 1 FROM webhook_deliveries WHERE ${inRange} LIMIT ${max + 1}) x`);
+  const n = counted[0]?.n ?? 0;
+  if (n === 0 || n > max) return n;
+  const { rows } = await exec.execute(
+    sql`UPDATE webhook_deliveries SET ${REQUEUE(now)} WHERE ${inRange} RETURNING 1`,
+  );
+  return rows.length;
+}
+
+/**
+ * Ends the queued deliveries of a webhook that was switched off or deleted (design.md §7:
+ * they are `failed`). A worker's claim on one is void from here on.
+ */
+export async function failQueued(
+  exec: Executor,
+  webhookIds: readonly string[],
+  now: Date,
+): Promise<void> {
+  if (webhookIds.length === 0) return;
+  await exec.execute(sql`
+    UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, claim_id = NULL,
+      leased_until = NULL, finished_at = ${now}, updated_at = ${now}
+    WHERE webhook_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(webhookIds)}::jsonb))
+      AND status IN ('pending', 'retrying')`);
+}

@@ -1,0 +1,48 @@
+import { sql, type SQL } from 'drizzle-orm';
+
+/** One applied action as the outbox statement reads it. */
+export interface OutboxAction {
+  /** action id */
+  a: string;
+  /** paying organization */
+  o: string;
+  /** template id */
+  t: string;
+  /** action name */
+  n: string;
+  /** signer address, lowercase */
+  w: string;
+  /** when_created of the action: the delivery's too */
+  c: string;
+  /** delivery ids to use, one per webhook the organization may hold */
+  ids: string[];
+  /** `{action, object}` as applied */
+  e: unknown;
+}
+
+/**
+ * The outbox rows of a group (design.md §7): one delivery per applied action per active
+ * webhook of its organization with a matching rule. Rules are ORed (EXISTS over them), the
+ * fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
+ * still gets one row. A data-modifying statement with RETURNING, for the group statement's
+ * CTEs (src/modules/ebus/hooks.ts). `json` (not jsonb) keeps the event's field order.
+ */
+export function outboxInsert(actions: readonly OutboxAction[]): SQL {
+  return sql`
+    INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
+      next_attempt_at, created_at, updated_at)
+    SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a, r.e, 'pending', r.c, r.c, r.c
+    FROM json_to_recordset(${JSON.stringify(actions)}::json)
+      AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, e json)
+    CROSS JOIN LATERAL (
+      SELECT wh.id AS webhook_id, row_number() OVER (ORDER BY wh.id) AS n
+      FROM webhooks wh
+      WHERE wh.organization_id = r.o AND wh.is_active AND wh.deleted_at IS NULL
+        AND EXISTS (
+          SELECT 1 FROM jsonb_array_elements(wh.rules) x
+          WHERE x ->> 'template_id' = r.t
+            AND (x -> 'actions' = '[]'::jsonb OR x -> 'actions' ? r.n)
+            AND (x -> 'addresses' = '[]'::jsonb OR x -> 'addresses' ? r.w))
+    ) m
+    RETURNING 1`;
+}

@@ -1,0 +1,147 @@
+import { Type, type Static } from 'typebox';
+import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
+import { ActionNameSchema as ActionName } from '../ebus/schema.js';
+import { MAX_URL_LENGTH } from './http-client/url-check.js';
+
+/** Spec §6.9, §8. */
+export const MAX_WEBHOOKS = 5;
+export const MAX_RULES = 20;
+export const MAX_ADDRESSES = 100;
+
+const DateTime = Type.String({ format: 'date-time' });
+
+export const RuleInput = Type.Object(
+  {
+    template_id: Type.String({
+      maxLength: 64,
+      description: 'a template of the organization or a public one',
+    }),
+    actions: Type.Optional(
+      Type.Array(ActionName, {
+        maxItems: 6,
+        description: 'action names; empty or absent: every action',
+      }),
+    ),
+    addresses: Type.Optional(
+      Type.Array(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' }), {
+        maxItems: MAX_ADDRESSES,
+        description: 'signer addresses; empty or absent: every signer',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RuleInput = Static<typeof RuleInput>;
+
+const Rules = Type.Array(RuleInput, { minItems: 1, maxItems: MAX_RULES });
+const Url = Type.String({
+  maxLength: MAX_URL_LENGTH,
+  description: 'a public https address without username or password',
+});
+const Description = Type.String({ maxLength: 500 });
+
+export const CreateWebhookInput = Type.Object(
+  { url: Url, rules: Rules, description: Type.Optional(Description) },
+  { additionalProperties: false },
+);
+export type CreateWebhookInput = Static<typeof CreateWebhookInput>;
+
+/** PUT is partial: the fields given replace, the others stay (design.md §7). */
+export const UpdateWebhookInput = Type.Object(
+  {
+    url: Type.Optional(Url),
+    rules: Type.Optional(Rules),
+    description: Type.Optional(Description),
+    is_active: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type UpdateWebhookInput = Static<typeof UpdateWebhookInput>;
+
+export const Rule = Type.Object({
+  template_id: Type.String(),
+  actions: Type.Array(Type.String()),
+  addresses: Type.Array(Type.String()),
+});
+export type Rule = Static<typeof Rule>;
+
+export const Webhook = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  rules: Type.Array(Rule),
+  description: Type.String(),
+  is_active: Type.Boolean(),
+  when_created: DateTime,
+  when_modified: DateTime,
+});
+export type Webhook = Static<typeof Webhook>;
+
+export const WebhookWithKey = Type.Object({
+  ...Webhook.properties,
+  signing_key: Type.String({ description: '64 hex characters; shown only in this answer' }),
+});
+export type WebhookWithKey = Static<typeof WebhookWithKey>;
+
+export const WebhookList = ListEnvelope('webhooks', Webhook);
+export type WebhookList = Static<typeof WebhookList>;
+
+export const ListWebhooksQuery = Type.Object(listQueryProperties);
+export type ListWebhooksQuery = Static<typeof ListWebhooksQuery>;
+
+export const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) });
+export const EventParams = Type.Object({
+  webhookId: Type.String({ maxLength: 64 }),
+  eventId: Type.String({ maxLength: 64 }),
+});
+
+export const DeliveryStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('retrying'),
+  Type.Literal('done'),
+  Type.Literal('failed'),
+  Type.Literal('stopped'),
+]);
+export type DeliveryStatus = Static<typeof DeliveryStatus>;
+
+export const ListEventsQuery = Type.Object({
+  ...listQueryProperties,
+  status: Type.Optional(DeliveryStatus),
+});
+export type ListEventsQuery = Static<typeof ListEventsQuery>;
+
+export const Attempt = Type.Object({
+  when_created: DateTime,
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  duration_ms: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+export type Attempt = Static<typeof Attempt>;
+
+export const Delivery = Type.Object({
+  id: Type.String(),
+  webhook_id: Type.String(),
+  action_id: Type.String(),
+  status: DeliveryStatus,
+  attempts: Type.Array(Attempt),
+  next_attempt_at: Type.Union([DateTime, Type.Null()]),
+  when_created: DateTime,
+});
+export type Delivery = Static<typeof Delivery>;
+
+export const DeliveryList = ListEnvelope('events', Delivery);
+export type DeliveryList = Static<typeof DeliveryList>;
+
+export const ReplayInput = Type.Object(
+  {
+    since: Type.String({ format: 'date-time', description: 'inclusive' }),
+    until: Type.String({
+      format: 'date-time',
+      description: 'exclusive; at most 31 days after since',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ReplayInput = Static<typeof ReplayInput>;
+
+export const Queued = Type.Object({ queued: Type.Integer() });
+export const Empty = Type.Object({});

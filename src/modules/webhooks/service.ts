@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { invalid, notFound } from '../../lib/errors.js';
+import { isId, newId } from '../../lib/ids.js';
+import { byCreation, pageOf, parseList } from '../../lib/list.js';
+import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
+import { getTemplateForAction } from '../templates/service.js';
+import type { AddressPolicy, HostResolver } from './http-client/address-policy.js';
+import { refusedUrl } from './http-client/url-check.js';
+import { failQueued } from './repo/deliveries.js';
+import * as repo from './repo/webhooks.js';
+import type { WebhookRow } from './repo/webhooks.js';
+import {
+  MAX_WEBHOOKS,
+  type CreateWebhookInput,
+  type ListWebhooksQuery,
+  type Rule,
+  type RuleInput,
+  type UpdateWebhookInput,
+  type Webhook,
+  type WebhookList,
+  type WebhookWithKey,
+} from './schema.js';
+
+/** How long the key before a rotation keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
+const LIST = byCreation();
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    rules: row.rules,
+    description: row.description,
+    is_active: row.is_active,
+    when_created: row.created_at.toISOString(),
+    when_modified: row.updated_at.toISOString(),
+  };
+}
+
+export interface WebhookServiceDeps {
+  db: Db;
+  clock: Clock;
+  policy: AddressPolicy;
+  resolve: HostResolver;
+}
+
+/** Webhooks of an organization: create, list, read, change, delete, rotate the key. */
+export class WebhookService {
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  /** Creates a webhook; answers it with its signing key, which is never shown again. */
+  async create(auth: AuthContext, input: CreateWebhookInput): Promise<WebhookWithKey> {
+    requirePermission(auth, 'webhooks.create');
+    const orgId = requireOrg(auth);
+    await this.checkUrl(input.url);
+    const rules = await this.checkRules(orgId, input.rules);
+    const key = randomBytes(32);
+    const row = await this.deps.db.transaction(async (tx) => {
+      if (!(await repo.lockOrganization(tx, orgId))) throw notFound('organization');
+      if ((await repo.countWebhooks(tx, orgId)) >= MAX_WEBHOOKS) {
+        throw invalid(`an organization holds at most ${MAX_WEBHOOKS} webhooks`);
+      }
+      return repo.insertWebhook(tx, {
+        id: newId('webhook'),
+        orgId,
+        url: input.url,
+        description: input.description ?? '',
+        rules,
+        signingKey: key,
+        now: this.deps.clock.now(),
+      });
+    });
+    return { ...toWebhook(row), signing_key: key.toString('hex') };
+  }
+
+  /** The organization's webhooks, newest first by default (list conventions). */
+  async list(auth: AuthContext, query: ListWebhooksQuery): Promise<WebhookList> {
+    requirePermission(auth, 'webhooks.read');
+    const orgId = requireOrg(auth);
+    const page = parseList(query, LIST);
+    const rows = await repo.listWebhooks(this.deps.db, orgId, page, query);
+    const out = pageOf(
+      rows,
+      page,
+      (r) => r.created_at,
+      (r) => r.id,
+    );
+    return { webhooks: out.items.map(toWebhook), next: out.next, has_more: out.has_more };
+  }
+
+  async get(auth: AuthContext, id: string): Promise<Webhook> {
+    requirePermission(auth, 'webhooks.read');
+    const orgId = requireOrg(auth);
+    checkWebhookId(id);
+    const row = await repo.findWebhook(this.deps.db, orgId, id);
+    if (!row) throw notFound('webhook');
+    return toWebhook(row);
+  }
+
+  /**
+   * Replaces the fields given. Switching a webhook off fails its queued deliveries;
+   * switching it on again delivers only actions applied from then on (design.md §7).
+   */
+  async update(auth: AuthContext, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+    requirePermission(auth, 'webhooks.update');
+    const orgId = requireOrg(auth);
+    checkWebhookId(id);
+    if (input.url !== undefined) await this.checkUrl(input.url);
+    const rules = input.rules !== undefined ? await this.checkRules(orgId, input.rules) : undefined;
+    return this.deps.db.transaction(async (tx) => {
+      const now = this.deps.clock.now();
+      const row = await repo.updateWebhook(
+        tx,
+        orgId,
+        id,
+        { url: input.url, description: input.description, rules, isActive: input.is_active },
+        now,
+      );
+      if (!row) throw notFound('webhook');
+      if (input.is_active === false) await failQueued(tx, [id], now);
+      return toWebhook(row);
+    });
+  }
+
+  /** Deletes a webhook: no more deliveries, its queued ones `failed`. */
+  async delete(auth: AuthContext, id: string): Promise<void> {
+    requirePermission(auth, 'webhooks.delete');
+    const orgId = requireOrg(auth);
+    checkWebhookId(id);
+    await this.deps.db.transaction(async (tx) => {
+      const now = this.deps.clock.now();
+      if (!(await repo.deleteWebhook(tx, orgId, id, now))) throw notFound('webhook');
+      await failQueued(tx, [id], now);
+    });
+  }
+
+  /**
+   * A new signing key, answered once. For 24 hours deliveries carry a signature by each
+   * key (`v1=<new>,v1=<old>`), so receivers can switch without losing a delivery.
+   */
+  async rotateKey(auth: AuthContext, id: string): Promise<WebhookWithKey> {
+    requirePermission(auth, 'webhooks.update');
+    const orgId = requireOrg(auth);
+    checkWebhookId(id);
+    const key = randomBytes(32);
+    const now = this.deps.clock.now();
+    const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+    const row = await repo.rotateKey(this.deps.db, orgId, id, key, until, now);
+    if (!row) throw notFound('webhook');
+    return { ...toWebhook(row), signing_key: key.toString('hex') };
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    const why = await refusedUrl(url, this.deps.policy, this.deps.resolve);
+    if (why) throw invalid(`webhook url ${why}`, [{ field: 'url', reason: why }]);
+  }
+
+  /**
+   * Each rule's template must be the organization's or public. Names and addresses are
+   * normalised (lowercase addresses, no repeats) so matching in SQL compares exact text.
+   */
+  private async checkRules(orgId: string, input: readonly RuleInput[]): Promise<Rule[]> {
+    const out: Rule[] = [];
+    for (const [i, r] of input.entries()) {
+      const field = `rules.${i}.template_id`;
+      if (!isId('template', r.template_id)) {
+        throw invalid('malformed template id', [{ field, reason: 'is not a template id' }]);
+      }
+      const t = await getTemplateForAction(this.deps.db, r.template_id);
+      if (!t || (t.organization_id !== orgId && !t.is_public)) {
+        throw invalid('no such template for this organization', [
+          { field, reason: 'is neither a template of the organization nor a public one' },
+        ]);
+      }
+      out.push({
+        template_id: r.template_id,
+        actions: [...new Set(r.actions ?? [])],
+        addresses: [...new Set((r.addresses ?? []).map((a) => a.toLowerCase()))],
+      });
+    }
+    return out;
+  }
+}
+
+export function checkWebhookId(id: string): void {
+  if (!isId('webhook', id)) {
+    throw invalid('malformed webhook id', [{ field: 'webhookId', reason: 'is not a webhook id' }]);
+  }
+}

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { DeliveryLogService } from './delivery-log.js';
+import { DeliveryRunner } from './delivery-runner.js';
+import { systemResolver, type HostResolver } from './http-client/address-policy.js';
+import { DeliveryClient } from './http-client/delivery-client.js';
+import { webhookOutboxHook } from './outbox-hook.js';
+import { WebhookService } from './service.js';
+
+export interface Webhooks {
+  service: WebhookService;
+  log: DeliveryLogService;
+  runner: DeliveryRunner;
+  client: DeliveryClient;
+  /** For the event bus: queues the matching deliveries in the group statement. */
+  hook: typeof webhookOutboxHook;
+}
+
+export interface WebhooksWiring {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  /** Tests may answer what they like; the system's resolver otherwise. */
+  resolve?: HostResolver;
+  /** Tests may shorten the 10 s answer time. */
+  timeoutMs?: number;
+}
+
+/** Builds the webhooks feature: management, delivery log, and the delivery runner. */
+export function createWebhooks(w: WebhooksWiring): Webhooks {
+  const policy = { allowLoopback: w.config.webhooks.allowLoopback };
+  const resolve = w.resolve ?? systemResolver;
+  // Both settings open doors production must keep shut: say so at every start.
+  if (policy.allowLoopback) {
+    w.logger.warn(
+      'WEBHOOK_ALLOW_LOOPBACK is on: webhooks may target loopback addresses (tests only)',
+    );
+  }
+  const caFile = w.config.webhooks.caFile;
+  if (caFile) {
+    w.logger.warn(
+      { caFile },
+      'WEBHOOK_CA_FILE is set: webhook deliveries trust an extra CA (tests only)',
+    );
+  }
+  const client = new DeliveryClient({
+    policy,
+    resolve,
+    extraCa: caFile ? readFileSync(caFile, 'utf8') : null,
+    timeoutMs: w.timeoutMs,
+  });
+  return {
+    service: new WebhookService({ db: w.db, clock: w.clock, policy, resolve }),
+    log: new DeliveryLogService(w.db, w.clock),
+    runner: new DeliveryRunner(w.db, w.clock, client, w.logger),
+    client,
+    hook: webhookOutboxHook,
+  };
+}

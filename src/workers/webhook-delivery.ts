@@ -1,0 +1,173 @@
+import type { Logger } from 'pino';
+import type { Worker } from '../lib/worker.js';
+import type {
+  ClaimedDelivery,
+  DeliveryRunner,
+  Outcome,
+} from '../modules/webhooks/delivery-runner.js';
+
+export interface DeliveryWorkerOptions {
+  /** Attempts in flight at once in this process. */
+  maxInFlight?: number;
+  /** Attempts in flight at once per webhook: a hanging receiver holds at most this many. */
+  perWebhook?: number;
+  /** Most deliveries claimed by one query. */
+  batch?: number;
+  /** How often an idle worker looks for due deliveries. */
+  idlePollMs?: number;
+  /** How long outcomes wait to be written together. */
+  flushMs?: number;
+  /** Attempts that end before the loop claims again (sooner when nothing is in flight). */
+  claimEvery?: number;
+}
+
+/**
+ * The delivery loop (design.md §7): claims due deliveries while it has room, sends each
+ * without waiting for the others, and writes outcomes in batches. Runs in the API process
+ * (src/container.ts) or alone (`npm run worker`, src/worker.ts); any number of them share
+ * the outbox safely.
+ */
+export class WebhookDeliveryWorker implements Worker {
+  readonly name = 'webhook-delivery';
+  private readonly maxInFlight: number;
+  private readonly perWebhook: number;
+  private readonly batch: number;
+  private readonly idlePollMs: number;
+  private readonly flushMs: number;
+  private readonly claimEvery: number;
+  /** Attempts ended since the last claim. */
+  private ended = 0;
+  private readonly inFlight = new Map<string, number>();
+  private readonly sending = new Set<Promise<void>>();
+  private outcomes: Outcome[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly runner: DeliveryRunner,
+    private readonly logger: Logger,
+    opts: DeliveryWorkerOptions = {},
+  ) {
+    this.maxInFlight = opts.maxInFlight ?? 256;
+    this.perWebhook = opts.perWebhook ?? 32;
+    this.batch = opts.batch ?? 200;
+    this.idlePollMs = opts.idlePollMs ?? 100;
+    this.flushMs = opts.flushMs ?? 20;
+    this.claimEvery = opts.claimEvery ?? 8;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await Promise.all(this.sending);
+    await this.flush();
+  }
+
+  /**
+   * Sends everything due now and waits for it, outcomes written (tests drive time with a
+   * fake clock and call this instead of starting the loop).
+   */
+  async runOnce(): Promise<void> {
+    for (;;) {
+      const claimed = await this.pump();
+      if (claimed === 0 && this.sending.size === 0) break;
+      if (claimed === 0) await Promise.race(this.sending);
+    }
+    await this.flush();
+  }
+
+  private get busy(): number {
+    return this.sending.size;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.pump();
+      } catch (err) {
+        this.logger.error({ err }, 'could not claim webhook deliveries; will retry');
+      }
+      // Attempts that ended while the claim ran found no sleeper to wake: claim again now.
+      const endedMeanwhile = this.ended >= this.claimEvery || (claimed > 0 && this.busy === 0);
+      if ((claimed === 0 || this.busy >= this.maxInFlight) && !endedMeanwhile) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.idlePollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = null;
+      }
+    }
+  }
+
+  /** Claims what fits and starts sending it; answers how many were claimed. */
+  private async pump(): Promise<number> {
+    const room = this.maxInFlight - this.busy;
+    if (room <= 0) return 0;
+    const rooms = new Map<string, number>();
+    for (const [id, n] of this.inFlight) rooms.set(id, this.perWebhook - n);
+    this.ended = 0;
+    const claimed = await this.runner.claim(Math.min(room, this.batch), rooms, this.perWebhook);
+    for (const d of claimed) this.send(d);
+    return claimed.length;
+  }
+
+  private send(d: ClaimedDelivery): void {
+    this.inFlight.set(d.webhook_id, (this.inFlight.get(d.webhook_id) ?? 0) + 1);
+    const p = this.runner.attempt(d).then((outcome) => {
+      this.outcomes.push(outcome);
+      this.scheduleFlush();
+    });
+    const done = p.finally(() => {
+      const n = (this.inFlight.get(d.webhook_id) ?? 1) - 1;
+      if (n <= 0) this.inFlight.delete(d.webhook_id);
+      else this.inFlight.set(d.webhook_id, n);
+      this.sending.delete(done);
+      // Claiming after every single attempt would cost a query per delivery.
+      if (++this.ended >= this.claimEvery || this.sending.size === 0) this.wake?.();
+    });
+    this.sending.add(done);
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer || !this.running) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush();
+    }, this.flushMs);
+  }
+
+  /** Writes the outcomes collected. A failed write keeps them for the next one. */
+  private async flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const next = this.flushing.then(async () => {
+      if (this.outcomes.length === 0) return;
+      const batch = this.outcomes;
+      this.outcomes = [];
+      try {
+        await this.runner.record(batch);
+      } catch (err) {
+        // Not lost either way: unrecorded deliveries are due again when their lease ends.
+        this.logger.error({ err, outcomes: batch.length }, 'could not record webhook outcomes');
+        this.outcomes.push(...batch);
+        this.scheduleFlush();
+      }
+    });
+    this.flushing = next;
+    await next;
+  }
+}
