@@ -212,7 +212,9 @@ describe('POST /webhooks/{webhookId}/events/{eventId}/redeliver', () => {
       undefined,
       400,
     );
-    expect(bad.details.fields).toEqual([{ field: 'eventId', reason: 'is not an event id' }]);
+    expect(bad.details.fields).toEqual([
+      { field: 'eventId', reason: 'is not a well-formed id (evt_ then 26 characters)' },
+    ]);
     // Still stopped: nothing above changed it.
     const [still] = (await call(svc, signer, 'GET', `/webhooks/${hook.id}/events`)).events;
     expect(still.status).toBe('stopped');

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { IdParam } from '../../lib/ids.js';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { ActionNameSchema as ActionName } from '../ebus/schema.js';
 import { MAX_URL_LENGTH } from './http-client/url-check.js';
@@ -88,10 +89,10 @@ export type WebhookList = Static<typeof WebhookList>;
 export const ListWebhooksQuery = Type.Object(listQueryProperties);
 export type ListWebhooksQuery = Static<typeof ListWebhooksQuery>;
 
-export const WebhookParams = Type.Object({ webhookId: Type.String({ maxLength: 64 }) });
+export const WebhookParams = Type.Object({ webhookId: IdParam('webhook') });
 export const EventParams = Type.Object({
-  webhookId: Type.String({ maxLength: 64 }),
-  eventId: Type.String({ maxLength: 64 }),
+  webhookId: IdParam('webhook'),
+  eventId: IdParam('event'),
 });
 
 export const DeliveryStatus = Type.Union([

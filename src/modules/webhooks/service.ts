@@ -3,7 +3,7 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { byCreation, pageOf, parseList } from '../../lib/list.js';
+import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import { getTemplateForAction } from '../templates/service.js';
 import type { AddressPolicy, HostResolver } from './http-client/address-policy.js';
@@ -25,8 +25,6 @@ import {
 
 /** How long the key before a rotation keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-
-const LIST = byCreation();
 
 export function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -80,7 +78,7 @@ export class WebhookService {
   async list(auth: AuthContext, query: ListWebhooksQuery): Promise<WebhookList> {
     requirePermission(auth, 'webhooks.read');
     const orgId = requireOrg(auth);
-    const page = parseList(query, LIST);
+    const page = parseList(query, repo.WEBHOOK_LIST);
     const rows = await repo.listWebhooks(this.deps.db, orgId, page, query);
     const out = pageOf(
       rows,
@@ -94,7 +92,6 @@ export class WebhookService {
   async get(auth: AuthContext, id: string): Promise<Webhook> {
     requirePermission(auth, 'webhooks.read');
     const orgId = requireOrg(auth);
-    checkWebhookId(id);
     const row = await repo.findWebhook(this.deps.db, orgId, id);
     if (!row) throw notFound('webhook');
     return toWebhook(row);
@@ -107,7 +104,6 @@ export class WebhookService {
   async update(auth: AuthContext, id: string, input: UpdateWebhookInput): Promise<Webhook> {
     requirePermission(auth, 'webhooks.update');
     const orgId = requireOrg(auth);
-    checkWebhookId(id);
     if (input.url !== undefined) await this.checkUrl(input.url);
     const rules = input.rules !== undefined ? await this.checkRules(orgId, input.rules) : undefined;
     return this.deps.db.transaction(async (tx) => {
@@ -129,7 +125,6 @@ export class WebhookService {
   async delete(auth: AuthContext, id: string): Promise<void> {
     requirePermission(auth, 'webhooks.delete');
     const orgId = requireOrg(auth);
-    checkWebhookId(id);
     await this.deps.db.transaction(async (tx) => {
       const now = this.deps.clock.now();
       if (!(await repo.deleteWebhook(tx, orgId, id, now))) throw notFound('webhook');
@@ -144,7 +139,6 @@ export class WebhookService {
   async rotateKey(auth: AuthContext, id: string): Promise<WebhookWithKey> {
     requirePermission(auth, 'webhooks.update');
     const orgId = requireOrg(auth);
-    checkWebhookId(id);
     const key = randomBytes(32);
     const now = this.deps.clock.now();
     const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
@@ -182,11 +176,5 @@ export class WebhookService {
       });
     }
     return out;
-  }
-}
-
-export function checkWebhookId(id: string): void {
-  if (!isId('webhook', id)) {
-    throw invalid('malformed webhook id', [{ field: 'webhookId', reason: 'is not a webhook id' }]);
   }
 }

@@ -1,8 +1,18 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
 import { asDate, type DbTime } from '../../../db/values.js';
-import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../../lib/list.js';
+import {
+  and,
+  byCreation,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  type ParsedList,
+} from '../../../lib/list.js';
 import type { Attempt, DeliveryStatus } from '../schema.js';
+
+/** Paging of the list: newest first by creation, then id. */
+export const DELIVERY_LIST = byCreation();
 
 /** A delivery as the log shows it (design.md §7). */
 export interface DeliveryRow {

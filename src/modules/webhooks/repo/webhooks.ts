@@ -1,8 +1,18 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
 import { asDate, type DbTime } from '../../../db/values.js';
-import { and, dateFilters, keysetCondition, orderBy, type ParsedList } from '../../../lib/list.js';
+import {
+  and,
+  byCreation,
+  dateFilters,
+  keysetCondition,
+  orderBy,
+  type ParsedList,
+} from '../../../lib/list.js';
 import type { Rule } from '../schema.js';
+
+/** Paging of the list: newest first by creation, then id. */
+export const WEBHOOK_LIST = byCreation();
 
 /** A webhook as the API shows it (never its keys). */
 export interface WebhookRow {
