@@ -23,12 +23,19 @@ const otherModuleRepo = {
   regex: '^(\\.\\./)+[a-z0-9-]+/repo(\\.js|/.*)?$',
   message: "use the other module's service or index.ts, never its repo",
 };
+// src/lib/list.ts builds SQL for repos; services parse the query and pass typed filters.
+const listSql = {
+  group: ['**/lib/list.js'],
+  importNames: ['byCreation', 'keysetCondition', 'orderBy', 'dateFilters', 'prefixMatch', 'and'],
+  message: "list.ts's SQL helpers are for repos: SQL lives in repos",
+};
 const sqlInRoutes = [
   {
     regex: '(^|/)repo(\\.js|/.*)?$',
     message: 'routes parse and map; they call a service, never a repo',
   },
   { group: ['drizzle-orm', 'drizzle-orm/*'], message: 'SQL lives in repos' },
+  listSql,
 ];
 const httpInServices = [
   { group: ['fastify', '@fastify/*'], message: 'services never see HTTP; routes map for them' },
@@ -43,6 +50,7 @@ const sqlOutsideRepos = [
     message: 'SQL lives in repos',
     allowTypeImports: true,
   },
+  listSql,
 ];
 
 const restrict = (...patterns) => ({

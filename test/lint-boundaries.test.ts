@@ -59,6 +59,12 @@ describe('lint keeps the layers apart', () => {
     expect(
       await lint('src/modules/widgets/service.ts', `import { sql } from 'drizzle-orm';\n`),
     ).toEqual([expect.stringMatching(/SQL lives in repos/)]);
+    expect(
+      await lint(
+        'src/modules/widgets/service.ts',
+        `import { byCreation, parseList } from '../../lib/list.js';\nexport { byCreation, parseList };\n`,
+      ),
+    ).toEqual([expect.stringMatching(/SQL helpers are for repos/)]);
     expect(await lint('src/lib/thing.ts', `export const port = process.env.PORT;\n`)).toEqual([
       expect.stringMatching(/src\/config\.ts/),
     ]);
