@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis';
 import { weighted, windowStart, type RateLimitStore } from './store.js';
 
+const COMMAND_TIMEOUT_MS = 250;
+
 // Adds the cost to the current window and reads the previous one, atomically.
 const HIT = `
 local cur = redis.call('INCRBY', KEYS[1], ARGV[1])
@@ -9,17 +11,45 @@ local prev = redis.call('GET', KEYS[2])
 return {cur, prev or 0}
 `;
 
-/** Counters shared by every instance through Redis (REDIS_URL). */
+/**
+ * Counters shared by every instance through Redis (REDIS_URL). A command fails at once while
+ * Redis is away (no offline queue) and within COMMAND_TIMEOUT_MS when it hangs, so a request
+ * never waits on it: FallbackStore counts in memory meanwhile. The client keeps reconnecting.
+ */
 export class RedisStore implements RateLimitStore {
   private readonly redis: Redis;
 
   constructor(url: string) {
     this.redis = new Redis(url, {
-      maxRetriesPerRequest: 2,
-      enableOfflineQueue: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: 1_000,
+      retryStrategy: (times) => Math.min(times * 100, 1_000),
       lazyConnect: false,
     });
+    // Connection errors are expected while Redis is away; FallbackStore reports the outage.
+    this.redis.on('error', () => undefined);
     this.redis.defineCommand('onsHit', { numberOfKeys: 2, lua: HIT });
+  }
+
+  /** Connected and able to take commands. */
+  get ready(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  /** Resolves when connected, or after `timeoutMs` whatever the state. */
+  async connected(timeoutMs: number): Promise<void> {
+    if (this.ready) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.once('ready', done);
+    });
   }
 
   private keys(key: string, windowMs: number, nowMs: number): [string, string] {
