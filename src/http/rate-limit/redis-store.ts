@@ -18,6 +18,9 @@ return {cur, prev or 0}
  */
 export class RedisStore implements RateLimitStore {
   private readonly redis: Redis;
+  /** Settled once the client has been ready, or has tried for a second. */
+  private readonly firstConnection: Promise<void>;
+  private started = false;
 
   constructor(url: string) {
     this.redis = new Redis(url, {
@@ -31,6 +34,14 @@ export class RedisStore implements RateLimitStore {
     // Connection errors are expected while Redis is away; FallbackStore reports the outage.
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('onsHit', { numberOfKeys: 2, lua: HIT });
+    this.firstConnection = this.connected(1_000);
+  }
+
+  /** A store used at once (not through FallbackStore) waits for its first connection. */
+  private async start(): Promise<void> {
+    if (this.started) return;
+    await this.firstConnection;
+    this.started = true;
   }
 
   /** Connected and able to take commands. */
@@ -58,6 +69,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async hit(key: string, windowMs: number, cost: number, nowMs: number): Promise<number> {
+    await this.start();
     const [cur, prev] = this.keys(key, windowMs, nowMs);
     const r = (await (
       this.redis as unknown as {
@@ -68,6 +80,7 @@ export class RedisStore implements RateLimitStore {
   }
 
   async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {
+    await this.start();
     const [cur] = this.keys(key, windowMs, nowMs);
     await this.redis.decrby(cur, cost);
   }
