@@ -1,4 +1,4 @@
-import type { RateLimitStore } from './store.js';
+import type { CounterWindow, RateLimitStore } from './store.js';
 
 /** The shared store, which may be away (RedisStore). */
 export interface SharedStore extends RateLimitStore {
@@ -64,6 +64,19 @@ export class FallbackStore implements RateLimitStore {
       }
     }
     return this.memory.hit(key, windowMs, cost, nowMs);
+  }
+
+  async hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
+    if (this.sharedUsable()) {
+      try {
+        const counts = await this.shared.hitAll(windows, cost, nowMs);
+        this.toShared();
+        return counts;
+      } catch (err) {
+        this.toMemory(err);
+      }
+    }
+    return this.memory.hitAll(windows, cost, nowMs);
   }
 
   async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {

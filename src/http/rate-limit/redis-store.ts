@@ -1,15 +1,31 @@
 import { Redis } from 'ioredis';
-import { weighted, windowStart, type RateLimitStore } from './store.js';
+import { weighted, windowStart, type CounterWindow, type RateLimitStore } from './store.js';
 
 const COMMAND_TIMEOUT_MS = 250;
 
-// Adds the cost to the current window and reads the previous one, atomically.
+// For each window (KEYS in pairs: current, previous; ARGV in pairs beside them: the cost and
+// the current window's expiry): adds the cost to the current window and reads the previous
+// one, atomically. One call carries every window of every request of an event-loop turn.
 const HIT = `
-local cur = redis.call('INCRBY', KEYS[1], ARGV[1])
-if cur == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-local prev = redis.call('GET', KEYS[2])
-return {cur, prev or 0}
+local out = {}
+for i = 1, #KEYS, 2 do
+  local cur = redis.call('INCRBY', KEYS[i], ARGV[i])
+  if cur == tonumber(ARGV[i]) then redis.call('PEXPIRE', KEYS[i], ARGV[i + 1]) end
+  out[#out + 1] = cur
+  out[#out + 1] = redis.call('GET', KEYS[i + 1]) or 0
+end
+return out
 `;
+
+interface QueuedHit {
+  windows: readonly CounterWindow[];
+  cost: number;
+  nowMs: number;
+  resolve(counts: number[]): void;
+  reject(err: unknown): void;
+}
+
+type Hit = (keys: number, ...args: (string | number)[]) => Promise<(string | number)[] | null>;
 
 /**
  * Counters shared by every instance through Redis (REDIS_URL). A command fails at once while
@@ -21,6 +37,7 @@ export class RedisStore implements RateLimitStore {
   /** Settled once the client has been ready, or has tried for a second. */
   private readonly firstConnection: Promise<void>;
   private started = false;
+  private queue: QueuedHit[] = [];
 
   constructor(url: string) {
     this.redis = new Redis(url, {
@@ -30,10 +47,13 @@ export class RedisStore implements RateLimitStore {
       connectTimeout: 1_000,
       retryStrategy: (times) => Math.min(times * 100, 1_000),
       lazyConnect: false,
+      // The commands of every request in one tick go out in one write: under load this is
+      // most of what the shared counts cost (docs/performance.md, "Rate-limit overhead").
+      enableAutoPipelining: true,
     });
     // Connection errors are expected while Redis is away; FallbackStore reports the outage.
     this.redis.on('error', () => undefined);
-    this.redis.defineCommand('onsHit', { numberOfKeys: 2, lua: HIT });
+    this.redis.defineCommand('onsHit', { lua: HIT });
     this.firstConnection = this.connected(1_000);
   }
 
@@ -69,18 +89,60 @@ export class RedisStore implements RateLimitStore {
   }
 
   async hit(key: string, windowMs: number, cost: number, nowMs: number): Promise<number> {
-    await this.start();
-    const [cur, prev] = this.keys(key, windowMs, nowMs);
-    const r = (await (
-      this.redis as unknown as {
-        onsHit(a: string, b: string, cost: number, ttl: number): Promise<[number, string | number]>;
+    const [count] = await this.hitAll([{ key, windowMs }], cost, nowMs);
+    return count!;
+  }
+
+  /**
+   * Queued and sent with the other hits of this event-loop turn in one command: a command
+   * costs the client far more than a key in it (docs/performance.md, "Rate-limit overhead").
+   */
+  async hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
+    if (!this.started) await this.start();
+    return new Promise((resolve, reject) => {
+      this.queue.push({ windows, cost, nowMs, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush() {
+    const batch = this.queue;
+    this.queue = [];
+    const keys: string[] = [];
+    const args: number[] = [];
+    for (const p of batch) {
+      for (const w of p.windows) {
+        keys.push(...this.keys(w.key, w.windowMs, p.nowMs));
+        args.push(p.cost, w.windowMs * 2);
       }
-    ).onsHit(cur, prev, cost, windowMs * 2)) ?? [0, 0];
-    return weighted(Number(r[1]), Number(r[0]), nowMs, windowMs);
+    }
+    const onsHit = (this.redis as unknown as { onsHit: Hit }).onsHit.bind(this.redis);
+    onsHit(keys.length, ...keys, ...args).then(
+      (r) => {
+        let i = 0;
+        for (const p of batch) {
+          p.resolve(
+            p.windows.map((w) => {
+              const count = weighted(
+                Number(r?.[i + 1] ?? 0),
+                Number(r?.[i] ?? 0),
+                p.nowMs,
+                w.windowMs,
+              );
+              i += 2;
+              return count;
+            }),
+          );
+        }
+      },
+      (err: unknown) => {
+        for (const p of batch) p.reject(err);
+      },
+    );
   }
 
   async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {
-    await this.start();
+    if (!this.started) await this.start();
     const [cur] = this.keys(key, windowMs, nowMs);
     await this.redis.decrby(cur, cost);
   }
