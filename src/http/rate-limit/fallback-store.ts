@@ -66,17 +66,18 @@ export class FallbackStore implements RateLimitStore {
     return this.memory.hit(key, windowMs, cost, nowMs);
   }
 
-  async hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
-    if (this.sharedUsable()) {
-      try {
-        const counts = await this.shared.hitAll(windows, cost, nowMs);
+  hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
+    if (!this.sharedUsable()) return this.memory.hitAll(windows, cost, nowMs);
+    return this.shared.hitAll(windows, cost, nowMs).then(
+      (counts) => {
         this.toShared();
         return counts;
-      } catch (err) {
+      },
+      (err: unknown) => {
         this.toMemory(err);
-      }
-    }
-    return this.memory.hitAll(windows, cost, nowMs);
+        return this.memory.hitAll(windows, cost, nowMs);
+      },
+    );
   }
 
   async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {

@@ -106,11 +106,18 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
     );
   });
 
-  app.addHook('preHandler', (req, reply, done) => {
-    const group = groupFor(req);
-    if (!group || group.name !== 'ebus') return done();
+  // The event bus check waits for the body (it counts actions), so it is a preHandler, put
+  // on the event bus routes alone rather than run for every request.
+  const ebusCheck = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const body = req.body as { actions?: unknown[] } | undefined;
     const cost = Array.isArray(body?.actions) ? Math.max(1, body.actions.length) : 1;
-    enforce(req, reply, group, cost, done);
+    enforce(req, reply, groups.ebus, cost, done);
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    const name =
+      route.config?.rateLimit ?? (methods.length === 1 ? groupOf(methods[0]!, route.url) : null);
+    if (name !== 'ebus') return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), ebusCheck];
   });
 }

@@ -97,8 +97,8 @@ export class RedisStore implements RateLimitStore {
    * Queued and sent with the other hits of this event-loop turn in one command: a command
    * costs the client far more than a key in it (docs/performance.md, "Rate-limit overhead").
    */
-  async hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
-    if (!this.started) await this.start();
+  hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
+    if (!this.started) return this.start().then(() => this.hitAll(windows, cost, nowMs));
     return new Promise((resolve, reject) => {
       this.queue.push({ windows, cost, nowMs, resolve, reject });
       if (this.queue.length === 1) setImmediate(() => this.flush());
