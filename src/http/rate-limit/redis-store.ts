@@ -105,35 +105,50 @@ export class RedisStore implements RateLimitStore {
     });
   }
 
+  /**
+   * Sends the queued hits as one script call. Hits on the same window are summed into one
+   * INCRBY, then each request gets the count as it stood just after its own cost, in queue
+   * order: what it would have seen alone, at a fraction of the work when one caller's
+   * requests arrive together.
+   */
   private flush() {
     const batch = this.queue;
     this.queue = [];
+    const windows = new Map<string, { prev: string; ttl: number; total: number; at: number }>();
+    // Per request, per window: its counter and the running total just after its cost.
+    const shares = batch.map((p) =>
+      p.windows.map((w) => {
+        const [cur, prev] = this.keys(w.key, w.windowMs, p.nowMs);
+        let win = windows.get(cur);
+        if (!win) {
+          win = { prev, ttl: w.windowMs * 2, total: 0, at: 0 };
+          windows.set(cur, win);
+        }
+        win.total += p.cost;
+        return { win, upTo: win.total };
+      }),
+    );
     const keys: string[] = [];
     const args: number[] = [];
-    for (const p of batch) {
-      for (const w of p.windows) {
-        keys.push(...this.keys(w.key, w.windowMs, p.nowMs));
-        args.push(p.cost, w.windowMs * 2);
-      }
+    let index = 0;
+    for (const [cur, win] of windows) {
+      keys.push(cur, win.prev);
+      args.push(win.total, win.ttl);
+      win.at = index;
+      index += 2;
     }
     const onsHit = (this.redis as unknown as { onsHit: Hit }).onsHit.bind(this.redis);
     onsHit(keys.length, ...keys, ...args).then(
       (r) => {
-        let i = 0;
-        for (const p of batch) {
+        batch.forEach((p, i) =>
           p.resolve(
-            p.windows.map((w) => {
-              const count = weighted(
-                Number(r?.[i + 1] ?? 0),
-                Number(r?.[i] ?? 0),
-                p.nowMs,
-                w.windowMs,
-              );
-              i += 2;
-              return count;
+            p.windows.map((w, j) => {
+              const { win, upTo } = shares[i]![j]!;
+              const current = Number(r?.[win.at] ?? 0) - win.total + upTo;
+              return weighted(Number(r?.[win.at + 1] ?? 0), current, p.nowMs, w.windowMs);
             }),
-          );
-        }
+          ),
+        );
       },
       (err: unknown) => {
         for (const p of batch) p.reject(err);
