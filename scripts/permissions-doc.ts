@@ -52,6 +52,7 @@ export async function collectRouteTable(): Promise<RouteEntry[]> {
     pool: inert() as pg.Pool,
     rateLimit: null,
     trustProxy: false,
+    v2: { sunset: new Date(0), clock: { now: () => new Date() } },
     routes: (a) => registerRoutes(a, container),
   });
   await app.ready();

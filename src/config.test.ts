@@ -88,4 +88,13 @@ describe('config', () => {
     expect(loadConfig({ WEBHOOK_DELIVERY: 'false' }).webhooks.deliveryInProcess).toBe(false);
     expect(() => loadConfig({ WEBHOOK_DELIVERY: 'later' })).toThrow(/WEBHOOK_DELIVERY/);
   });
+
+  it('ends the v2 redirects at V2_SUNSET, by default 2026-06-30, and refuses a date it cannot read', () => {
+    expect(loadConfig({}).v2Sunset.toISOString()).toBe('2026-06-30T00:00:00.000Z');
+    expect(loadConfig({ V2_SUNSET: '2027-01-01T12:00:00+02:00' }).v2Sunset.toISOString()).toBe(
+      '2027-01-01T10:00:00.000Z',
+    );
+    expect(() => loadConfig({ V2_SUNSET: '2026-06-31T00:00:00Z' })).toThrow(/V2_SUNSET/);
+    expect(() => loadConfig({ V2_SUNSET: 'June 2026' })).toThrow(/V2_SUNSET/);
+  });
 });

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isTimestamp } from './lib/timestamp.js';
 
 /**
  * The only reader of process.env (design.md §2). Parsed once at start; a bad value fails
@@ -34,6 +35,8 @@ export interface Config {
     anonymousPerSecond: number;
   };
   networkId: string;
+  /** Until this instant v2 paths redirect to v3 (301); from it on they answer 410. */
+  v2Sunset: Date;
   dbPoolSize: number;
   shutdownGraceMs: number;
   /** HTTP processes sharing the port (node:cluster); 1 runs everything in one process. */
@@ -96,6 +99,14 @@ function str(env: Env, name: string, fallback: string): string {
 function optional(env: Env, name: string): string | null {
   const raw = env[name];
   return raw === undefined || raw === '' ? null : raw;
+}
+
+function timestamp(env: Env, name: string, fallback: string): Date {
+  const raw = str(env, name, fallback);
+  if (!isTimestamp(raw)) {
+    throw new ConfigError(`${name} must be a date-time such as 2026-06-30T00:00:00Z, got "${raw}"`);
+  }
+  return new Date(raw);
 }
 
 function list(env: Env, name: string, fallback: string[]): string[] {
@@ -188,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
       anonymousPerSecond: int(env, 'RATE_LIMIT_ANONYMOUS_PER_SECOND', 500, 1),
     },
     networkId: str(env, 'NETWORK_ID', 'ons-local'),
+    v2Sunset: timestamp(env, 'V2_SUNSET', '2026-06-30T00:00:00Z'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
     workers,

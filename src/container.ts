@@ -13,6 +13,7 @@ import { createSender, type MessageSender } from './modules/notify/sender.js';
 import { RateLimiter } from './http/rate-limit/limiter.js';
 import { MemoryStore } from './http/rate-limit/memory-store.js';
 import { RedisStore } from './http/rate-limit/redis-store.js';
+import { FallbackStore } from './http/rate-limit/fallback-store.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import { BalanceService } from './modules/balance/service.js';
 import { DepositService } from './modules/deposits/service.js';
@@ -68,6 +69,20 @@ export interface Container extends BaseDeps {
   webhookWorker: WebhookDeliveryWorker;
 }
 
+/**
+ * Redis when REDIS_URL is set, with this process's memory standing in while Redis is away;
+ * waits briefly for the first connection so the first requests do not count as an outage.
+ */
+async function createRateLimitStore(
+  redisUrl: string | null,
+  logger: Logger,
+): Promise<RateLimitStore> {
+  if (!redisUrl) return new MemoryStore();
+  const redis = new RedisStore(redisUrl);
+  await redis.connected(2_000);
+  return new FallbackStore(redis, new MemoryStore(), logger);
+}
+
 export async function createContainer(deps: BaseDeps): Promise<Container> {
   const { config, database, clock } = deps;
   const db = database.db;
@@ -75,9 +90,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens);
   const sender = createSender(db, clock, deps.logger, config.smtp);
-  const rateLimitStore: RateLimitStore = config.redisUrl
-    ? new RedisStore(config.redisUrl)
-    : new MemoryStore();
+  const rateLimitStore = await createRateLimitStore(config.redisUrl, deps.logger);
   const rateLimiter = new RateLimiter(rateLimitStore);
   // Identity runs one way (docs/architecture.md): sign-in builds on the wallets' accounts, and
   // wallets reach sessions only through the port they declare, which sign-in implements.

@@ -28,6 +28,7 @@ export async function createService(
     pool: deps.database.pool,
     metrics: [(registry) => registerEbusMetrics(registry, container.ebus.committer.stats)],
     trustProxy: deps.config.trustProxy,
+    v2: { sunset: deps.config.v2Sunset, clock: deps.clock },
     rateLimit: deps.config.rateLimits.enabled
       ? {
           limiter: container.rateLimiter,

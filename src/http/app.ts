@@ -22,6 +22,7 @@ import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js'
 import { ErrorBody, securityFor } from './openapi.js';
 import { serverOptions, type HttpTimeouts } from './server-options.js';
 import type { App } from './types.js';
+import { registerOffsetRefusal, registerV2Compat, type V2Options } from './v2-compat.js';
 
 /** Feature routes take `App` from here; the hooks above take it from types.ts (no cycle). */
 export type { App };
@@ -38,6 +39,8 @@ export interface AppOptions {
   /** Null turns rate limiting off (RATE_LIMIT_ENABLED=false). */
   rateLimit: RateLimitOptions | null;
   trustProxy: boolean;
+  /** The v2 → v3 redirects and, after their sunset, the 410 answers (spec §9). */
+  v2: V2Options;
   /** Registers the feature routes; runs after the shared hooks are in place. */
   routes: (app: App) => Promise<void> | void;
 }
@@ -52,19 +55,24 @@ export interface RouteEntry {
 
 const routeTables = new WeakMap<object, RouteOptions[]>();
 
-/** Every route of the app except the automatic HEAD twins, in registration order. */
+/**
+ * Every route of the app except the automatic HEAD twins and the v2 compatibility answers
+ * (every method of a v2 path, none of them an operation of the API), in registration order.
+ */
 export function routeTableOf(app: App): RouteEntry[] {
-  return (routeTables.get(app) ?? []).flatMap((r) =>
-    [r.method]
-      .flat()
-      .filter((m) => m !== 'HEAD')
-      .map((method) => ({
-        method,
-        url: r.url,
-        auth: r.config?.auth ?? 'either',
-        permission: r.config?.permission ?? null,
-      })),
-  );
+  return (routeTables.get(app) ?? [])
+    .filter((r) => r.config?.v2 !== true)
+    .flatMap((r) =>
+      [r.method]
+        .flat()
+        .filter((m) => m !== 'HEAD')
+        .map((method) => ({
+          method,
+          url: r.url,
+          auth: r.config?.auth ?? 'either',
+          permission: r.config?.permission ?? null,
+        })),
+    );
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
@@ -190,6 +198,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
 
   registerAuth(app, opts.verifiers);
   registerInputGuard(app);
+  registerOffsetRefusal(app);
   if (opts.rateLimit) registerRateLimits(app, opts.rateLimit);
   registerMetrics(app, opts.pool, opts.metrics);
 
@@ -203,6 +212,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await docs.register(swaggerUi, { routePrefix: '/docs' });
   });
 
+  registerV2Compat(app, opts.v2);
   await opts.routes(app);
   return app;
 }

@@ -40,7 +40,14 @@ const BEARER_RE = /^Bearer ([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]*)$/
 const MAX_CREDENTIAL_LENGTH = 4096;
 
 type Credential =
-  { kind: 'bearer' | 'api_key'; value: string } | { kind: 'none' } | { kind: 'malformed' };
+  | { kind: 'bearer' | 'api_key'; value: string }
+  | { kind: 'none' }
+  | { kind: 'malformed' }
+  | { kind: 'v2' };
+
+/** What a v2 client that still sends its static app credentials (spec §9) is told. */
+const V2_CREDENTIAL_MESSAGE =
+  'App-Id and App-Secret are v2 credentials and authenticate nothing; send an API key in x-api-key or a token in Authorization: Bearer';
 
 function readCredential(req: FastifyRequest): Credential {
   const authz = req.headers.authorization;
@@ -56,6 +63,9 @@ function readCredential(req: FastifyRequest): Credential {
       return { kind: 'malformed' };
     }
     return { kind: 'api_key', value: key.trim() };
+  }
+  if (req.headers['app-id'] !== undefined || req.headers['app-secret'] !== undefined) {
+    return { kind: 'v2' };
   }
   return { kind: 'none' };
 }
@@ -83,6 +93,7 @@ export function registerAuth(app: App, verifiers: CredentialVerifiers) {
       throw unauthenticated('no auth provided');
     }
     if (cred.kind === 'malformed') throw unauthenticated('malformed credential');
+    if (cred.kind === 'v2') throw unauthenticated(V2_CREDENTIAL_MESSAGE);
     if (cred.kind === 'api_key' && mode === 'bearer') {
       throw unauthenticated('this call needs a bearer token of a signed-in person');
     }

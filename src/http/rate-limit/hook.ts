@@ -59,33 +59,65 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
     return groups[name];
   };
 
-  const enforce = async (req: FastifyRequest, reply: FastifyReply, group: Group, cost: number) => {
-    const d = await opts.limiter.check(group, subjectOf(req, group), cost);
+  const answer = (reply: FastifyReply, d: Decision, done: (err?: Error) => void) => {
     setHeaders(reply, d);
-    if (!d.allowed) throw tooManyRequests('rate limit exceeded; retry later', d.retryAfter);
+    done(d.allowed ? undefined : tooManyRequests('rate limit exceeded; retry later', d.retryAfter));
   };
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback hooks, and no promise at all when the store counts in memory: the limiter runs
+  // on every request, so its cost is per request (docs/performance.md).
+  const enforce = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    group: Group,
+    cost: number,
+    done: (err?: Error) => void,
+  ) => {
+    const subject = subjectOf(req, group);
+    const now = opts.limiter.checkNow(group, subject, cost);
+    if (now) return answer(reply, now, done);
+    opts.limiter.check(group, subject, cost).then((d) => answer(reply, d, done), done);
+  };
+
+  app.addHook('onRequest', (req, reply, done) => {
     const group = groupFor(req);
-    if (!group || group.name === 'ebus') return;
-    await enforce(req, reply, group, 1);
+    if (!group || group.name === 'ebus') return done();
+    enforce(req, reply, group, 1, done);
   });
 
   // Answers given before the caller was known (no or a bad credential, an unknown route)
   // count against the client address too, so they carry the headers like every response.
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (reply.hasHeader('x-ratelimit-limit')) return payload;
-    if (req.routeOptions.config.rateLimit === 'none') return payload;
-    const d = await opts.limiter.check(anonymousDefault, `ip:${req.ip}`, 1);
-    setHeaders(reply, d);
-    return payload;
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (reply.hasHeader('x-ratelimit-limit') || req.routeOptions.config.rateLimit === 'none') {
+      return done(null, payload);
+    }
+    const subject = `ip:${req.ip}`;
+    const now = opts.limiter.checkNow(anonymousDefault, subject, 1);
+    if (now) {
+      setHeaders(reply, now);
+      return done(null, payload);
+    }
+    opts.limiter.check(anonymousDefault, subject, 1).then(
+      (d) => {
+        setHeaders(reply, d);
+        done(null, payload);
+      },
+      (err: Error) => done(err),
+    );
   });
 
-  app.addHook('preHandler', async (req, reply) => {
-    const group = groupFor(req);
-    if (!group || group.name !== 'ebus') return;
+  // The event bus check waits for the body (it counts actions), so it is a preHandler, put
+  // on the event bus routes alone rather than run for every request.
+  const ebusCheck = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const body = req.body as { actions?: unknown[] } | undefined;
     const cost = Array.isArray(body?.actions) ? Math.max(1, body.actions.length) : 1;
-    await enforce(req, reply, group, cost);
+    enforce(req, reply, groups.ebus, cost, done);
+  };
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    const name =
+      route.config?.rateLimit ?? (methods.length === 1 ? groupOf(methods[0]!, route.url) : null);
+    if (name !== 'ebus') return;
+    route.preHandler = [...[route.preHandler ?? []].flat(), ebusCheck];
   });
 }

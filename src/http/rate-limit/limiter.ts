@@ -1,5 +1,5 @@
 import type { Group, LimitRule } from './groups.js';
-import type { RateLimitStore } from './store.js';
+import { isSyncStore, type RateLimitStore } from './store.js';
 
 export interface Decision {
   allowed: boolean;
@@ -9,6 +9,35 @@ export interface Decision {
   resetAt: number;
   /** Seconds until a refused request may be retried. */
   retryAfter: number;
+}
+
+/** The answer to counts already taken: allowed unless one rule is over its limit. */
+function decide(group: Group, counts: number[], cost: number, nowMs: number): Decision {
+  let refusedBy: LimitRule | null = null;
+  group.rules.forEach((r, i) => {
+    if (counts[i]! > r.limit && !refusedBy) refusedBy = r;
+  });
+  const head = group.rules[0]!;
+  const headCount = counts[0]!;
+  const resetAt = Math.ceil((Math.floor(nowMs / head.windowMs) + 1) * (head.windowMs / 1000));
+  if (refusedBy) {
+    const rule: LimitRule = refusedBy;
+    const retryAfter = Math.max(1, Math.ceil((rule.windowMs - (nowMs % rule.windowMs)) / 1000));
+    return {
+      allowed: false,
+      limit: head.limit,
+      remaining: Math.max(0, Math.floor(head.limit - headCount + cost)),
+      resetAt,
+      retryAfter,
+    };
+  }
+  return {
+    allowed: true,
+    limit: head.limit,
+    remaining: Math.max(0, Math.floor(head.limit - headCount)),
+    resetAt,
+    retryAfter: 0,
+  };
 }
 
 /**
@@ -24,39 +53,39 @@ export class RateLimiter {
 
   async check(group: Group, subject: string, cost = 1): Promise<Decision> {
     const nowMs = this.now();
-    const counts = await Promise.all(
-      group.rules.map((r) => this.store.hit(this.key(group, subject, r), r.windowMs, cost, nowMs)),
+    const counts = await this.store.hitAll(
+      group.rules.map((r) => ({ key: this.key(group, subject, r), windowMs: r.windowMs })),
+      cost,
+      nowMs,
     );
-    let refusedBy: LimitRule | null = null;
-    group.rules.forEach((r, i) => {
-      if (counts[i]! > r.limit && !refusedBy) refusedBy = r;
-    });
-    const head = group.rules[0]!;
-    const headCount = counts[0]!;
-    const resetAt = Math.ceil((Math.floor(nowMs / head.windowMs) + 1) * (head.windowMs / 1000));
-    if (refusedBy) {
+    const d = decide(group, counts, cost, nowMs);
+    if (!d.allowed) {
       await Promise.all(
         group.rules.map((r) =>
           this.store.undo(this.key(group, subject, r), r.windowMs, cost, nowMs),
         ),
       );
-      const rule: LimitRule = refusedBy;
-      const retryAfter = Math.max(1, Math.ceil((rule.windowMs - (nowMs % rule.windowMs)) / 1000));
-      return {
-        allowed: false,
-        limit: head.limit,
-        remaining: Math.max(0, Math.floor(head.limit - headCount + cost)),
-        resetAt,
-        retryAfter,
-      };
     }
-    return {
-      allowed: true,
-      limit: head.limit,
-      remaining: Math.max(0, Math.floor(head.limit - headCount)),
-      resetAt,
-      retryAfter: 0,
-    };
+    return d;
+  }
+
+  /**
+   * `check` without a promise when the store counts in this process (the in-memory store),
+   * else null: most requests then pass the limiter in one synchronous step.
+   */
+  checkNow(group: Group, subject: string, cost = 1): Decision | null {
+    const store = this.store;
+    if (!isSyncStore(store)) return null;
+    const nowMs = this.now();
+    const counts = group.rules.map((r) =>
+      store.hitNow(this.key(group, subject, r), r.windowMs, cost, nowMs),
+    );
+    const d = decide(group, counts, cost, nowMs);
+    if (!d.allowed) {
+      for (const r of group.rules)
+        store.undoNow(this.key(group, subject, r), r.windowMs, cost, nowMs);
+    }
+    return d;
   }
 
   private key(group: Group, subject: string, rule: LimitRule): string {

@@ -1,4 +1,4 @@
-import { weighted, windowStart, type RateLimitStore } from './store.js';
+import { weighted, windowStart, type CounterWindow, type SyncStore } from './store.js';
 
 interface Entry {
   start: number;
@@ -7,7 +7,7 @@ interface Entry {
 }
 
 /** One process's counters. Old entries are swept every minute. */
-export class MemoryStore implements RateLimitStore {
+export class MemoryStore implements SyncStore {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -30,15 +30,27 @@ export class MemoryStore implements RateLimitStore {
     return e;
   }
 
-  async hit(key: string, windowMs: number, cost: number, nowMs: number): Promise<number> {
+  hitNow(key: string, windowMs: number, cost: number, nowMs: number): number {
     const e = this.entry(key, windowMs, nowMs);
     e.current += cost;
     return weighted(e.prev, e.current, nowMs, windowMs);
   }
 
-  async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {
+  undoNow(key: string, windowMs: number, cost: number, nowMs: number): void {
     const e = this.entry(key, windowMs, nowMs);
     e.current = Math.max(0, e.current - cost);
+  }
+
+  async hit(key: string, windowMs: number, cost: number, nowMs: number): Promise<number> {
+    return this.hitNow(key, windowMs, cost, nowMs);
+  }
+
+  async hitAll(windows: readonly CounterWindow[], cost: number, nowMs: number): Promise<number[]> {
+    return windows.map((w) => this.hitNow(w.key, w.windowMs, cost, nowMs));
+  }
+
+  async undo(key: string, windowMs: number, cost: number, nowMs: number): Promise<void> {
+    this.undoNow(key, windowMs, cost, nowMs);
   }
 
   private sweep(nowMs: number) {

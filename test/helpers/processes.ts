@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Whether a Redis answers PING at host:port within a second (no client library needed). */
+export async function redisAnswers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port || 6379), hostname || '127.0.0.1');
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (d: Buffer) => done(d.toString('latin1').startsWith('+PONG')));
+  });
+}
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** Every JSON log line so far. */
+  lines: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+/**
+ * `src/main.ts` in a process of its own on 127.0.0.1, on an existing database, ready when
+ * `/readyz` answers 200. Stopped with SIGTERM (SIGKILL after 10 s) by its pid.
+ */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  let buf = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        /* not a log line */
+      }
+    }
+  });
+  child.stderr.resume();
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) return { url, child, lines, stop };
+    } catch {
+      /* not listening yet */
+    }
+    if (child.exitCode !== null) throw new Error(`service exited early with ${child.exitCode}`);
+    await sleep(200);
+  }
+  await stop();
+  throw new Error('service did not become ready');
+}
