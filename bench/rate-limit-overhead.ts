@@ -12,16 +12,12 @@
  * directory. Limits are on but out of reach: one key makes every request. The route
  * `/bench/whoami` (auth `either`, permission `authenticated`) exists only here.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import type { App } from '../src/http/app.js';
@@ -32,6 +28,7 @@ import { newId } from '../src/lib/ids.js';
 import { permissionsOfRole } from '../src/lib/permissions.js';
 import { createService, type Service } from '../src/server.js';
 import { redisAnswers } from '../test/helpers/processes.js';
+import { median, scratchDatabase } from './scratch-database.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 50);
@@ -44,40 +41,6 @@ function benchRoutes(app: App) {
     { config: { auth: 'either', permission: 'authenticated' } },
     async (req) => ({ wallet_id: req.auth?.walletId ?? null }),
   );
-}
-
-async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
-  let embedded: EmbeddedServer | null = null;
-  let dir: string | null = null;
-  if (!base) {
-    dir = await mkdtemp(path.join(tmpdir(), 'ons-bench-'));
-    embedded = await startEmbedded(dir);
-  }
-  const adminUrl = base ?? embedded!.url;
-  const name = `ons_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-      if (embedded) await embedded.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 interface Target {
