@@ -1,13 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../src/modules/webhooks/signing/verify.js';
 import { createSigner } from './helpers/ebus.js';
-import { startTestService, type TestService } from './helpers/service.js';
-import {
-  makeTestCa,
-  startReceiver,
-  type Receiver,
-  type TestCa,
-} from './helpers/webhook-receiver.js';
+import type { TestService } from './helpers/service.js';
+import type { Receiver } from './helpers/webhook-receiver.js';
+import { webhookSuite } from './helpers/webhook-suite.js';
 import { call, createWebhook, execute, signerWithTemplate } from './helpers/webhooks.js';
 import type { TestMember } from './helpers/fixtures.js';
 
@@ -15,31 +11,14 @@ import type { TestMember } from './helpers/fixtures.js';
  * Issue 20 items 3, 4 and 9: deliveries queued with the action, sent signed to real HTTPS
  * receivers (a CA made here, trusted through WEBHOOK_CA_FILE), retried with the fake clock.
  */
+const suite = webhookSuite();
 let svc: TestService;
-let ca: TestCa;
-const receivers: Receiver[] = [];
 const MINUTE = 60_000;
-
-beforeAll(async () => {
-  ca = await makeTestCa();
-  svc = await startTestService({
-    env: { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_CA_FILE: ca.caFile },
-  });
+beforeAll(() => {
+  svc = suite.svc;
 });
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await svc.stop();
-});
-
-async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
-  const r = await startReceiver(ca, answer);
-  receivers.push(r);
-  return r;
-}
-
-const deliver = () => svc.container.webhookWorker.runOnce();
+const receiver = (answer?: Receiver['answer']) => suite.receiver(answer);
+const deliver = () => suite.deliver();
 
 async function events(m: TestMember, webhookId: string, query = '') {
   const body = await call(svc, m, 'GET', `/webhooks/${webhookId}/events${query}`);

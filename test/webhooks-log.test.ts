@@ -1,41 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createMember } from './helpers/fixtures.js';
 import { expectRefusals } from './helpers/route-security.js';
-import { startTestService, type TestService } from './helpers/service.js';
-import {
-  makeTestCa,
-  startReceiver,
-  type Receiver,
-  type TestCa,
-} from './helpers/webhook-receiver.js';
+import type { TestService } from './helpers/service.js';
+import type { Receiver } from './helpers/webhook-receiver.js';
+import { webhookSuite } from './helpers/webhook-suite.js';
 import { call, createWebhook, execute, signerWithTemplate } from './helpers/webhooks.js';
 
 /** Issue 20 item 6: the delivery log, redelivery of one delivery, replay of a time range. */
+const suite = webhookSuite();
 let svc: TestService;
-let ca: TestCa;
-const receivers: Receiver[] = [];
 const MINUTE = 60_000;
-
-beforeAll(async () => {
-  ca = await makeTestCa();
-  svc = await startTestService({
-    env: { WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_CA_FILE: ca.caFile },
-  });
+beforeAll(() => {
+  svc = suite.svc;
 });
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await svc.stop();
-});
-
-async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
-  const r = await startReceiver(ca, answer);
-  receivers.push(r);
-  return r;
-}
-
-const deliver = () => svc.container.webhookWorker.runOnce();
+const receiver = (answer?: Receiver['answer']) => suite.receiver(answer);
+const deliver = () => suite.deliver();
 
 /** A webhook whose receiver answers `status`, and `n` actions delivered to it once. */
 async function deliveredOnce(n: number, status: number) {
