@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jsonLinesOf } from './helpers/processes.js';
 import { startTestService } from './helpers/service.js';
 
 async function freePort(): Promise<number> {
@@ -50,21 +51,7 @@ async function startMain(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const lines: Record<string, unknown>[] = [];
-  let buf = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buf += chunk.toString('utf8');
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        /* not a log line */
-      }
-    }
-  });
+  const lines = jsonLinesOf(child.stdout);
   child.stderr.resume();
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const until = Date.now() + 60_000;

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
@@ -38,19 +39,11 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/**
- * `src/main.ts` in a process of its own on 127.0.0.1, on an existing database, ready when
- * `/readyz` answers 200. Stopped with SIGTERM (SIGKILL after 10 s) by its pid.
- */
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const port = await freePort();
-  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** The JSON log lines a process writes to `stream`, parsed as they arrive (others skipped). */
+export function jsonLinesOf(stream: Readable): Record<string, unknown>[] {
   const lines: Record<string, unknown>[] = [];
   let buf = '';
-  child.stdout.on('data', (chunk: Buffer) => {
+  stream.on('data', (chunk: Buffer) => {
     buf += chunk.toString('utf8');
     let i;
     while ((i = buf.indexOf('\n')) >= 0) {
@@ -63,6 +56,20 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
       }
     }
   });
+  return lines;
+}
+
+/**
+ * `src/main.ts` in a process of its own on 127.0.0.1, on an existing database, ready when
+ * `/readyz` answers 200. Stopped with SIGTERM (SIGKILL after 10 s) by its pid.
+ */
+export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines = jsonLinesOf(child.stdout);
   child.stderr.resume();
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const stop = async () => {
