@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { merkleRoot } from './merkle.js';
+import { inclusionProof, merkleRoot, verifyInclusion } from './merkle.js';
 
 // Independent reference: the recursive definition of RFC 6962 §2.1, written on hex strings.
 function h(hex: string): string {
@@ -76,5 +76,86 @@ describe('merkleRoot', () => {
     expect(() => merkleRoot(['abcd'])).toThrow(/leaf 0/);
     expect(() => merkleRoot(['0x', '0xabc'])).toThrow(/leaf 1/);
     expect(() => merkleRoot(['0xzz'])).toThrow();
+  });
+});
+
+// The certificate-transparency reference inclusion proofs over CT_LEAVES:
+// [leaf index, tree size, audit path].
+const CT_PROOFS: [number, number, string[]][] = [
+  [0, 1, []],
+  [
+    0,
+    8,
+    [
+      '96a296d224f285c67bee93c30f8a309157f0daa35dc5b87e410b78630a09cfc7',
+      '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+      '6b47aaf29ee3c2af9af889bc1fb9254dabd31177f16232dd6aab035ca39bf6e4',
+    ],
+  ],
+  [
+    5,
+    8,
+    [
+      'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
+      'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0',
+      'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7',
+    ],
+  ],
+  [2, 3, ['fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125']],
+  [
+    1,
+    5,
+    [
+      '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
+      '5f083f0a1a33ca076a95279832580db3e0ef4584bdff1f54c8a360f50de3031e',
+      'bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b',
+    ],
+  ],
+];
+
+const data = (leaves: string[]) => leaves.map((l) => Buffer.from(l, 'hex'));
+
+describe('inclusion proofs', () => {
+  it('reproduce the certificate-transparency reference audit paths and verify', () => {
+    for (const [index, size, path] of CT_PROOFS) {
+      const proof = inclusionProof(data(CT_LEAVES.slice(0, size)), index);
+      expect(proof.audit_path).toEqual(path.map((p) => `0x${p}`));
+      expect(proof.root).toBe(`0x${CT_ROOTS[size - 1]!}`);
+      expect(verifyInclusion(proof, Buffer.from(CT_LEAVES[index]!, 'hex'))).toBe(true);
+    }
+  });
+
+  it('verify for every leaf of every tree size up to 70, against the recursive root', () => {
+    const leaves = Array.from({ length: 70 }, (_, i) => i.toString(16).padStart(4, '0'));
+    for (let n = 1; n <= leaves.length; n++) {
+      for (let m = 0; m < n; m++) {
+        const proof = inclusionProof(data(leaves.slice(0, n)), m);
+        expect(proof.root).toBe(`0x${mth(leaves.slice(0, n))}`);
+        expect(verifyInclusion(proof)).toBe(true);
+      }
+    }
+  });
+
+  it('fail when any byte of the leaf, a path node, the root, the index or the size changes', () => {
+    const leaves = data(CT_LEAVES.slice(0, 7));
+    const proof = inclusionProof(leaves, 4);
+    const flip = (h: string) => `${h.slice(0, -1)}${h.endsWith('0') ? '1' : '0'}`;
+    expect(verifyInclusion(proof, Buffer.from('3032', 'hex'))).toBe(false);
+    expect(verifyInclusion({ ...proof, leaf_hash: flip(proof.leaf_hash) })).toBe(false);
+    expect(verifyInclusion({ ...proof, root: flip(proof.root) })).toBe(false);
+    for (let i = 0; i < proof.audit_path.length; i++) {
+      const path = [...proof.audit_path];
+      path[i] = flip(path[i]!);
+      expect(verifyInclusion({ ...proof, audit_path: path })).toBe(false);
+    }
+    expect(verifyInclusion({ ...proof, audit_path: proof.audit_path.slice(1) })).toBe(false);
+    expect(verifyInclusion({ ...proof, leaf_index: 5 })).toBe(false);
+    expect(verifyInclusion({ ...proof, tree_size: 6 })).toBe(false);
+    expect(verifyInclusion({ ...proof, leaf_index: 7 })).toBe(false);
+    expect(verifyInclusion({ ...proof, audit_path: ['0x12'] })).toBe(false);
+  });
+
+  it('refuse an index outside the tree', () => {
+    expect(() => inclusionProof(data(['00']), 1)).toThrow(RangeError);
   });
 });

@@ -109,7 +109,11 @@ async function applyGroup(
 }
 
 /** Writes planned shares with one statement; answers each organization's balance after it. */
-function writePlanned(deps: ApplyDeps, planned: readonly Planned[], run: RowRunner) {
+async function writePlanned(
+  deps: ApplyDeps,
+  planned: readonly Planned[],
+  run: RowRunner,
+): Promise<Map<string, bigint>> {
   const write: GroupWrite = {
     newObjects: planned.flatMap((p) => p.plan.write.newObjects),
     changedObjects: planned.flatMap((p) => p.plan.write.changedObjects),
@@ -126,8 +130,15 @@ function writePlanned(deps: ApplyDeps, planned: readonly Planned[], run: RowRunn
     planned[0]!.state.now,
     [...templates.values()],
     deps.hooks.writes(planned.flatMap((p) => p.plan.applied)),
+    deps.hooks.batchJoin ?? null,
   );
-  return runGroupStatement(run, statement);
+  const result = await runGroupStatement(run, statement);
+  for (const p of planned) {
+    for (const a of p.plan.applied) {
+      a.log.batch_id = result.unbatched.has(a.log.id) ? null : result.batchId;
+    }
+  }
+  return result.balances;
 }
 
 /** Records what committed shares left behind (their shares of one statement). */

@@ -1,4 +1,4 @@
-import type { HookStatement } from './repo/group-write.js';
+import type { BatchJoin, HookStatement } from './repo/group-write.js';
 import type { AppliedAction } from './types.js';
 
 /**
@@ -13,14 +13,23 @@ import type { AppliedAction } from './types.js';
  * makes it run before the balance rows are locked) and must not depend on the others'
  * effects (they run as sibling CTEs). A failing statement rolls the group back; it is then
  * retried one action at a time, so one failing action fails alone.
+ *
+ * `batchJoin` (the batches feature) names the batch the group's actions join; the log rows
+ * carry it, so joining costs no statement of its own (repo/group-write.ts, `BatchJoin`).
  */
 export interface ApplyHooks {
   writes(applied: readonly AppliedAction[]): HookStatement[];
+  batchJoin?: BatchJoin;
 }
 
-/** Several hooks, their statements in order. */
+/** Several hooks, their statements in order (at most one of them joins batches). */
 export function composeHooks(...hooks: ApplyHooks[]): ApplyHooks {
-  return { writes: (applied) => hooks.flatMap((h) => h.writes(applied)) };
+  const joins = hooks.flatMap((h) => (h.batchJoin ? [h.batchJoin] : []));
+  if (joins.length > 1) throw new Error('composeHooks: more than one hook joins batches');
+  return {
+    writes: (applied) => hooks.flatMap((h) => h.writes(applied)),
+    ...(joins[0] ? { batchJoin: joins[0] } : {}),
+  };
 }
 
 /** Until batches and webhooks exist: nothing to add. */

@@ -6,6 +6,7 @@ import type { MintParams, ObjectParams } from '../objects/actions/params.js';
 import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
 import { toObjectRecord, type ObjectState } from '../objects/record.js';
 import type { GroupCharge, GroupWrite } from './repo/group-write.js';
+import type { SignatureBody } from './schema.js';
 import type {
   ActionLogRecord,
   AppliedAction,
@@ -215,8 +216,10 @@ export function planGroup(
       name: item.action.name,
       wallet: item.walletAddress,
       signature_type: item.signature.type,
+      signature: loggedSignature(item.signature),
       nonce: item.action.nonce,
       params: item.action.params,
+      expires: item.action.expires,
       object_id: obj.id,
       template_id: obj.template_id,
       fee_wei: feeWei.toString(),
@@ -230,7 +233,6 @@ export function planGroup(
       integrity_hash: obj.integrity_hash,
       organization_id: orgId,
       wallet_id: item.walletId,
-      signature: item.signature,
     });
     ledger.push({
       id: newId('ledger', now.getTime()),
@@ -290,5 +292,17 @@ export function planGroup(
     refused,
     write,
     charge: { totalFeeWei: feeWei * BigInt(ledger.length), ledger },
+  };
+}
+
+/** The signature as the action log publishes it (design.md §6). */
+function loggedSignature(s: SignatureBody): ActionLogRecord['signature'] {
+  if (s.type === 'eoa') return s.signature;
+  const r = s.credential.response;
+  return {
+    credential_id: s.credential.id,
+    authenticator_data: r.authenticatorData,
+    client_data_json: r.clientDataJSON,
+    signature: r.signature,
   };
 }

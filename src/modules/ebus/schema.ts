@@ -127,15 +127,33 @@ export const PrepareResponse = Type.Object({
   fee: FeeQuoteSchema,
 });
 
-/** The action log record (design.md §3). */
+/** A passkey signature as the action log publishes it (design.md §6). */
+export const LoggedAssertionSchema = Type.Object(
+  {
+    credential_id: Type.String(),
+    authenticator_data: Type.String(),
+    client_data_json: Type.String(),
+    signature: Type.String(),
+  },
+  { description: 'The passkey assertion, each part base64url as the client sent it' },
+);
+
+/** The action log record (design.md §3, §6). */
 export const ActionLogSchema = Type.Object({
   id: Type.String(),
   hash: Type.String(),
   name: Type.String(),
   wallet: Type.String(),
   signature_type: Type.Union([Type.Literal('eoa'), Type.Literal('webauthn')]),
+  signature: Type.Union([
+    Type.String({ description: 'eoa: the 0x hex signature' }),
+    LoggedAssertionSchema,
+  ]),
   nonce: Type.Integer(),
   params: Type.Object({}, { additionalProperties: true }),
+  expires: Type.Union([Type.String(), Type.Null()], {
+    description: 'As signed (part of the signed text); null for actions logged before it was kept',
+  }),
   object_id: Type.Union([Type.String(), Type.Null()]),
   template_id: Type.Union([Type.String(), Type.Null()]),
   fee_wei: Type.String(),

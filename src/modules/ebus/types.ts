@@ -43,15 +43,30 @@ export interface VerifiedAction {
   maxFeeWei: bigint | null;
 }
 
-/** The action log record of design.md §3. */
+/** A passkey assertion as the action log publishes it (each part base64url as sent). */
+export interface LoggedAssertion {
+  credential_id: string;
+  authenticator_data: string;
+  client_data_json: string;
+  signature: string;
+}
+
+/**
+ * The action log record of design.md §3 and §6: with `signature` and `expires` anyone can
+ * rebuild the signed text (design.md §5) and check it.
+ */
 export interface ActionLogRecord {
   id: string;
   hash: string;
   name: string;
   wallet: string;
   signature_type: 'eoa' | 'webauthn';
+  /** The 0x hex signature (eoa) or the passkey assertion (webauthn). */
+  signature: string | LoggedAssertion;
   nonce: number;
   params: Record<string, unknown>;
+  /** As signed; null only for actions logged before it was stored. */
+  expires: string | null;
   object_id: string | null;
   template_id: string | null;
   fee_wei: string;

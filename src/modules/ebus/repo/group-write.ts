@@ -24,7 +24,6 @@ export interface GroupWrite {
   logs: (ActionLogRecord & {
     organization_id: string;
     wallet_id: string;
-    signature: unknown;
     prev_integrity_hash: string;
     integrity_hash: string;
   })[];
@@ -45,6 +44,24 @@ export interface GroupCharge {
 /** A data-modifying statement with a RETURNING clause that a hook adds (hooks.ts). */
 export type HookStatement = SQL;
 
+/**
+ * The batch a group's actions join (hooks.ts): a SELECT evaluated once per group
+ * statement, answering at most one row `(id text, seq_end bigint)` — the
+ * building batch and the first execution-order number beyond it. Actions numbered at or
+ * past `seq_end`, or all of them when it answers no row, are logged without a batch.
+ */
+export type BatchJoin = SQL;
+
+/** What the group statement answers. */
+export interface GroupResult {
+  /** What each paying organization holds after its debit. */
+  balances: Map<string, bigint>;
+  /** The batch the group's actions joined (null: none open). */
+  batchId: string | null;
+  /** Actions logged without a batch (it was full): they join the next one when it opens. */
+  unbatched: Set<string>;
+}
+
 /** A guard of the group statement did not hold: nothing was written. */
 export class GroupGuardFailed extends Error {
   constructor(
@@ -61,6 +78,10 @@ const OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text,
   ownership_claimed boolean, is_redeemed boolean, is_dropped boolean, is_public boolean,
   nonce integer, version integer, state_hash text, content_hash text, integrity_hash text,
   prev_integrity_hash text, collection_id text, created_at timestamptz, updated_at timestamptz`);
+
+const LOG_FIELDS = sql.raw(`id, organization_id, hash, name, wallet_id, wallet, signature_type,
+  signature, nonce, params, expires, object_id, template_id, fee_wei, prev_integrity_hash,
+  integrity_hash, when_created`);
 
 const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
 
@@ -83,13 +104,17 @@ export function groupStatement(
   now: Date,
   templates: readonly TemplateInfo[],
   hooks: readonly HookStatement[],
+  batchJoin: BatchJoin | null,
 ): SQL {
   const fees = charges.map((c) => ({ id: c.orgId, total: c.totalFeeWei.toString() }));
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
   const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${h})`);
   const hookCounts = hooks.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
+  const join = batchJoin ?? sql`SELECT NULL::text AS id, NULL::bigint AS seq_end WHERE false`;
   return sql`
-    WITH new_objects AS (
+    WITH group_batch AS MATERIALIZED (
+      SELECT j.id, j.seq_end FROM (SELECT 1) AS one LEFT JOIN (${join}) AS j ON true
+    ), new_objects AS (
       INSERT INTO objects (id, organization_id, template_id, owner, metadata, custom, custom_hash,
         latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped, is_public, nonce,
         version, state_hash, content_hash, integrity_hash, prev_integrity_hash, collection_id,
@@ -109,16 +134,23 @@ export function groupStatement(
       RETURNING 1
     ), logs AS (
       INSERT INTO action_logs (id, organization_id, hash, name, wallet_id, wallet, signature_type,
-        signature, nonce, params, object_id, template_id, fee_wei, batch_id, prev_integrity_hash,
-        integrity_hash, created_at)
+        signature, nonce, params, expires, object_id, template_id, fee_wei, batch_id, seq,
+        prev_integrity_hash, integrity_hash, created_at)
       SELECT r.id, r.organization_id, r.hash, r.name, r.wallet_id, r.wallet, r.signature_type,
-        r.signature, r.nonce, r.params, r.object_id, r.template_id, r.fee_wei::numeric, NULL,
-        r.prev_integrity_hash, r.integrity_hash, r.when_created::timestamptz
-      FROM jsonb_to_recordset(${json(w.logs)}) AS r(id text, organization_id text, hash text,
-        name text, wallet_id text, wallet text, signature_type text, signature jsonb, nonce bigint,
-        params jsonb, object_id text, template_id text, fee_wei text, prev_integrity_hash text,
-        integrity_hash text, when_created text)
-      RETURNING 1
+        r.signature, r.nonce, r.params, r.expires, r.object_id, r.template_id, r.fee_wei::numeric,
+        CASE WHEN r.seq < r.seq_end THEN r.batch END, r.seq, r.prev_integrity_hash,
+        r.integrity_hash, r.when_created::timestamptz
+      FROM (
+        -- Numbered after the join (the sort runs first: nextval is volatile), in group order.
+        SELECT x.*, g.id AS batch, g.seq_end, nextval('action_log_seq') AS seq
+        FROM group_batch g, ROWS FROM (jsonb_to_recordset(${json(w.logs)}) AS (id text,
+          organization_id text, hash text, name text, wallet_id text, wallet text,
+          signature_type text, signature jsonb, nonce bigint, params jsonb, expires text,
+          object_id text, template_id text, fee_wei text, prev_integrity_hash text,
+          integrity_hash text, when_created text)) WITH ORDINALITY AS x(${LOG_FIELDS}, ord)
+        ORDER BY x.ord
+      ) AS r
+      RETURNING id, batch_id
     ), nonces AS (
       UPDATE wallets wl SET next_nonce = r.next_nonce
       FROM jsonb_to_recordset(${json(w.nonces)}) AS r(id text, expected bigint, next_nonce bigint)
@@ -175,17 +207,25 @@ export function groupStatement(
         (SELECT n FROM credentials_live) = ${w.credentials.length}::int
       ) AS ok,
       (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text)) FROM debit)
-        AS balances`;
+        AS balances,
+      (SELECT id FROM group_batch) AS batch_id,
+      (SELECT json_agg(id) FROM logs WHERE batch_id IS NULL) AS unbatched`;
 }
 
-/** The statement's balances by organization, or GroupGuardFailed when a guard aborted it. */
-export async function runGroupStatement(
-  run: RowRunner,
-  statement: SQL,
-): Promise<Map<string, bigint>> {
+/** What the statement answered, or GroupGuardFailed when a guard aborted it. */
+export async function runGroupStatement(run: RowRunner, statement: SQL): Promise<GroupResult> {
   try {
-    const rows = await run<{ balances: { id: string; balance: string }[] | null }>(statement);
-    return new Map((rows[0]!.balances ?? []).map((b) => [b.id, BigInt(b.balance)]));
+    const rows = await run<{
+      balances: { id: string; balance: string }[] | null;
+      batch_id: string | null;
+      unbatched: string[] | null;
+    }>(statement);
+    const row = rows[0]!;
+    return {
+      balances: new Map((row.balances ?? []).map((b) => [b.id, BigInt(b.balance)])),
+      batchId: row.batch_id,
+      unbatched: new Set(row.unbatched ?? []),
+    };
   } catch (err) {
     const e = err as {
       code?: string;
