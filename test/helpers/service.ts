@@ -53,7 +53,6 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     write(chunk: Buffer, _enc, cb) {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        if (line.includes('"level":50')) process.stderr.write(line.slice(0, 1500) + "\n");
       }
       cb();
     },
