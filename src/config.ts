@@ -46,7 +46,15 @@ export interface Config {
   smtp: { url: string | null; from: string };
   storage: { dir: string; uploadLimitBytes: number; s3: S3Config | null };
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
-  batches: { maxActions: number; maxSeconds: number; challengeWindowSeconds: number };
+  batches: {
+    maxActions: number;
+    maxSeconds: number;
+    challengeWindowSeconds: number;
+    /** Actions join batches (off only to measure what batches cost: bench/batches.ts). */
+    enabled: boolean;
+    /** This process runs the sealer (BATCH_SEALER); any number may, one acts at a time. */
+    sealerInProcess: boolean;
+  };
   webhooks: {
     allowLoopback: boolean;
     caFile: string | null;
@@ -240,6 +248,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxActions: int(env, 'BATCH_MAX_ACTIONS', 1000, 1),
       maxSeconds: int(env, 'BATCH_MAX_SECONDS', 10, 1),
       challengeWindowSeconds: int(env, 'BATCH_CHALLENGE_WINDOW_SECONDS', 3600, 0),
+      enabled: bool(env, 'BATCHES_ENABLED', true),
+      sealerInProcess: bool(env, 'BATCH_SEALER', true),
     },
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),

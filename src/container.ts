@@ -31,6 +31,9 @@ import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
 import { createWebhooks, type Webhooks } from './modules/webhooks/wiring.js';
 import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
+import { createBatches, type Batches } from './modules/batches/wiring.js';
+import { composeHooks } from './modules/ebus/hooks.js';
+import { BatchSealerWorker } from './workers/batch-sealer.js';
 
 export interface BaseDeps {
   config: Config;
@@ -67,6 +70,9 @@ export interface Container extends BaseDeps {
   webhooks: Webhooks;
   /** The delivery loop; started with the other workers when WEBHOOK_DELIVERY is on. */
   webhookWorker: WebhookDeliveryWorker;
+  batches: Batches;
+  /** The batch pipeline's loop; started with the other workers when BATCH_SEALER is on. */
+  batchWorker: BatchSealerWorker;
 }
 
 /**
@@ -111,14 +117,17 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const indexer = new IndexerService(db);
   const webhooks = createWebhooks({ db, clock, config, logger: deps.logger });
   const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger);
-  // Batches pass `batchSizes` (and compose their hook with this one) when they land.
+  const batches = await createBatches({ db, clock, config, logger: deps.logger });
+  const batchWorker = new BatchSealerWorker(batches.sealer, deps.logger);
   const ebus = createEbus({
     db,
     pool: database.pool,
     clock,
     config,
     logger: deps.logger,
-    hooks: webhooks.hook,
+    hooks: composeHooks(batches.hook, webhooks.hook),
+    batchSizes: batches.sizes,
+    batchPublicKey: batches.publicKey,
   });
   const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
   const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
@@ -142,6 +151,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
         await webhookWorker.stop();
         await webhooks.client.close();
       },
+    },
+    {
+      name: batchWorker.name,
+      start: () => {
+        if (config.batches.sealerInProcess) batchWorker.start();
+      },
+      stop: () => batchWorker.stop(),
     },
   ];
 
@@ -192,5 +208,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKeyLastUsed,
     webhooks,
     webhookWorker,
+    batches,
+    batchWorker,
   };
 }

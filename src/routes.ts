@@ -18,6 +18,7 @@ import { registerTemplateRoutes } from './modules/templates/routes.js';
 import { registerEbusRoutes } from './modules/ebus/routes.js';
 import { registerApiKeyRoutes } from './modules/api-keys/routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
+import { registerBatchRoutes } from './modules/batches/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
@@ -39,4 +40,5 @@ export function registerRoutes(app: App, c: Container) {
   registerEbusRoutes(app, c.ebus.service);
   registerApiKeyRoutes(app, c.apiKeys);
   registerWebhookRoutes(app, c.webhooks.service, c.webhooks.log);
+  registerBatchRoutes(app, c.batches.explorer);
 }

@@ -3,6 +3,8 @@ import { pageOf, parseList, type ListQuery, type Page } from '../../lib/list.js'
 import {
   ACTION_LOG_LIST,
   listActionLogs,
+  listBatchActions,
+  listBatchLeaves,
   type ActionLogFilters,
   type ActionLogRow,
 } from './repo/action-logs.js';
@@ -47,3 +49,18 @@ export async function actionLogPage(
   );
   return { ...page, items: page.items.map(toActionLogRecord) };
 }
+
+/** A batch's actions as logged, in execution order, with the integrity hash each left. */
+export async function batchActions(
+  exec: Executor,
+  batchId: string,
+): Promise<{ record: ActionLogRecord; integrityHash: string }[]> {
+  const rows = await listBatchActions(exec, batchId);
+  return rows.map(({ integrity_hash, ...r }) => ({
+    record: toActionLogRecord(r),
+    integrityHash: integrity_hash,
+  }));
+}
+
+/** The id and hash of a batch's actions in execution order. */
+export const batchLeaves = listBatchLeaves;

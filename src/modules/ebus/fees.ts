@@ -17,9 +17,9 @@ export interface FeeQuote {
 }
 
 /**
- * Where the recent average batch size comes from. The batches feature (a later issue)
- * supplies one reading its sealed batches; until then `noBatchesYet` answers null and the
- * fee assumes full batches of `BATCH_MAX_ACTIONS`.
+ * Where the recent average batch size comes from: the batches feature reads its sealed
+ * batches. Before the first is sealed (or with `noBatchesYet`) it answers null and the fee
+ * assumes full batches of `BATCH_MAX_ACTIONS`.
  */
 export interface BatchSizeSource {
   /** Mean actions per batch over the last `windowBatches` sealed batches; null if none. */
@@ -77,8 +77,10 @@ export class FeeService {
     const { fixedWei, provingCostPerBatchWei, windowBatches } = this.config.fees;
     const measured = await this.batchSizes.recentAverageBatchSize(windowBatches);
     const average = measured !== null && measured >= 1 ? measured : this.config.batches.maxActions;
-    // Integer wei: the proving share rounds down (the network absorbs the remainder).
-    const provingWei = provingCostPerBatchWei / BigInt(Math.max(1, Math.round(average)));
+    // Integer wei: the proving share rounds down (the network absorbs the remainder). The
+    // average enters in thousandths, so a mean of 3.5 actions is not priced as 4.
+    const milliActions = BigInt(Math.max(1_000, Math.round(average * 1_000)));
+    const provingWei = (provingCostPerBatchWei * 1_000n) / milliActions;
     const totalWei = fixedWei + provingWei;
     const quote: FeeQuote = {
       token: TOKEN,

@@ -111,6 +111,10 @@ export const NetworkResponse = Type.Object({
   network: Type.String(),
   token: Type.String(),
   decimals: Type.Integer(),
+  batch_public_key: Type.String({
+    description:
+      "the batch key's raw 32-byte Ed25519 public key, 0x + hex: it verifies batch proofs",
+  }),
 });
 
 export const PrepareResponse = Type.Object({

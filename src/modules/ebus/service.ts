@@ -48,6 +48,8 @@ export interface EbusDeps {
   verifier: SignatureVerifier;
   committer: GroupCommitter;
   logger: Logger;
+  /** The batch key's raw Ed25519 public key, 0x + hex ('' without batches). */
+  batchPublicKey: string;
 }
 
 export type BatchResult =
@@ -137,8 +139,13 @@ export class EbusService {
   constructor(private readonly deps: EbusDeps) {}
 
   /** Network facts a client needs to build the text itself. */
-  network(): { network: string; token: string; decimals: number } {
-    return { network: this.deps.config.networkId, token: TOKEN, decimals: DECIMALS };
+  network(): { network: string; token: string; decimals: number; batch_public_key: string } {
+    return {
+      network: this.deps.config.networkId,
+      token: TOKEN,
+      decimals: DECIMALS,
+      batch_public_key: this.deps.batchPublicKey,
+    };
   }
 
   fees(): Promise<FeeQuote> {

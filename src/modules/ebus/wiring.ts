@@ -31,8 +31,10 @@ export interface EbusWiring {
   logger: Logger;
   /** Filled in by batches and webhooks (issue 7, acceptance 9). */
   hooks?: ApplyHooks;
-  /** Supplied by the batches feature; until then fees assume full batches. */
+  /** Supplied by the batches feature; without it fees assume full batches. */
   batchSizes?: BatchSizeSource;
+  /** The batch key's public key, published in `GET /public/network`. */
+  batchPublicKey?: string;
 }
 
 /**
@@ -66,6 +68,7 @@ export function createEbus(w: EbusWiring): Ebus {
     verifier,
     committer,
     logger: w.logger,
+    batchPublicKey: w.batchPublicKey ?? '',
   });
   return { service, committer, fees, recoverPool };
 }

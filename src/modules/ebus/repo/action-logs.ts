@@ -53,3 +53,23 @@ export async function listActionLogs(
     SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
   return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }
+
+export type BatchActionRow = ActionLogRow & { integrity_hash: string };
+
+/** A batch's actions in execution order, each with the object integrity hash it left. */
+export async function listBatchActions(exec: Executor, batchId: string): Promise<BatchActionRow[]> {
+  const { rows } = await exec.execute<BatchActionRow>(sql`
+    SELECT ${ACTION_LOG_COLUMNS}, integrity_hash FROM action_logs
+    WHERE batch_id = ${batchId} ORDER BY seq`);
+  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
+}
+
+/** The id and hash of a batch's actions in execution order (the leaves of its tree). */
+export async function listBatchLeaves(
+  exec: Executor,
+  batchId: string,
+): Promise<{ id: string; hash: string }[]> {
+  const { rows } = await exec.execute<{ id: string; hash: string }>(sql`
+    SELECT id, hash FROM action_logs WHERE batch_id = ${batchId} ORDER BY seq`);
+  return rows;
+}

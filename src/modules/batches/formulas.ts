@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { CID } from 'multiformats/cid';
+import * as Digest from 'multiformats/hashes/digest';
+import { canonicalJson } from '../../lib/canonical-json.js';
+import { merkleRootOfData } from '../../lib/merkle.js';
+
+/**
+ * The batch formulas of design.md §6, byte for byte (docs/batches.md writes them out for
+ * outside verifiers). H = SHA-256; a "hash" is `0x` + 64 lowercase hex and enters a formula
+ * as its 32 raw bytes; trees are RFC 6962's (src/lib/merkle.ts). Pure: no database, no clock.
+ */
+
+/** The first batch's `prev_hash` and `prev_integrity_root`. */
+export const GENESIS_HASH = `0x${'0'.repeat(64)}`;
+
+/** What `hash` covers (design.md §6), in the types the JSON carries. */
+export interface BatchHeader {
+  id: string;
+  sequence: number;
+  prev_hash: string;
+  prev_integrity_root: string;
+  integrity_root: string;
+  actions_hash: string;
+  commitment: string;
+  actions_count: number;
+  total_fee_wei: string;
+  /** When the batch was opened (ISO 8601, milliseconds, `Z`). */
+  when_created: string;
+}
+
+const HASH_RE = /^0x[0-9a-f]{64}$/;
+
+/** The 32 bytes of a hash; throws when it is not `0x` + 64 lowercase hex. */
+export function hashBytes(h: string): Buffer {
+  if (!HASH_RE.test(h)) throw new Error(`not a 0x + 64 lowercase hex hash: ${h.slice(0, 80)}`);
+  return Buffer.from(h.slice(2), 'hex');
+}
+
+const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString('hex')}`;
+const sha256 = (...parts: Uint8Array[]): Buffer => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest();
+};
+
+/** `actions_hash`: the tree over the action hashes in execution order (32-byte leaves). */
+export function actionsHash(actionHashes: readonly string[]): string {
+  return hex(merkleRootOfData(actionHashes.map(hashBytes)));
+}
+
+/** An `integrity_root` leaf's data: UTF-8 of the object id ‖ 0x00 ‖ its integrity hash. */
+export function integrityLeaf(objectId: string, integrityHash: string): Buffer {
+  return Buffer.concat([Buffer.from(objectId, 'utf8'), Buffer.of(0), hashBytes(integrityHash)]);
+}
+
+/** Byte order of UTF-8, which is how the affected objects are sorted. */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/**
+ * `integrity_root`: the tree over the affected objects sorted by id (byte order), each
+ * with its integrity hash after the batch.
+ */
+export function integrityRoot(objects: readonly { id: string; integrity_hash: string }[]): string {
+  const sorted = [...objects].sort((a, b) => compareBytes(a.id, b.id));
+  return hex(merkleRootOfData(sorted.map((o) => integrityLeaf(o.id, o.integrity_hash))));
+}
+
+/**
+ * The affected objects of actions in execution order, each with the integrity hash its last
+ * action in the batch left.
+ */
+export function affectedObjects(
+  actions: readonly { object_id: string | null; integrity_hash: string }[],
+): { id: string; integrity_hash: string }[] {
+  const last = new Map<string, string>();
+  for (const a of actions) if (a.object_id !== null) last.set(a.object_id, a.integrity_hash);
+  return [...last].map(([id, integrity_hash]) => ({ id, integrity_hash }));
+}
+
+/** `commitment` = H(prev_integrity_root ‖ integrity_root ‖ actions_hash ‖ sequence as u64 BE). */
+export function commitment(
+  prevIntegrityRoot: string,
+  integrityRootHash: string,
+  actionsHashValue: string,
+  sequence: number,
+): string {
+  const seq = Buffer.alloc(8);
+  seq.writeBigUInt64BE(BigInt(sequence));
+  return hex(
+    sha256(
+      hashBytes(prevIntegrityRoot),
+      hashBytes(integrityRootHash),
+      hashBytes(actionsHashValue),
+      seq,
+    ),
+  );
+}
+
+/** `hash` = H(RFC 8785 JSON of the header). */
+export function headerHash(h: BatchHeader): string {
+  const header: BatchHeader = {
+    id: h.id,
+    sequence: h.sequence,
+    prev_hash: h.prev_hash,
+    prev_integrity_root: h.prev_integrity_root,
+    integrity_root: h.integrity_root,
+    actions_hash: h.actions_hash,
+    commitment: h.commitment,
+    actions_count: h.actions_count,
+    total_fee_wei: h.total_fee_wei,
+    when_created: h.when_created,
+  };
+  return hex(sha256(Buffer.from(canonicalJson(header), 'utf8')));
+}
+
+/**
+ * The batch's content, as `GET /batches/{id}/content` serves it: RFC 8785 JSON of
+ * `{batch: {header, hash}, actions: [the action log records in execution order]}`.
+ */
+export function batchContent(header: BatchHeader, hash: string, actions: readonly unknown[]) {
+  return Buffer.from(canonicalJson({ batch: { ...header, hash }, actions }), 'utf8');
+}
+
+const RAW_CODEC = 0x55;
+const SHA2_256 = 0x12;
+
+/** `ipfs_url`: `ipfs://` + CIDv1 (raw codec, sha2-256, base32) of the content bytes. */
+export function ipfsUrl(content: Uint8Array): string {
+  const digest = Digest.create(SHA2_256, sha256(content));
+  return `ipfs://${CID.createV1(RAW_CODEC, digest).toString()}`;
+}

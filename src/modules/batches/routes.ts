@@ -1,0 +1,73 @@
+import type { App } from '../../http/app.js';
+import {
+  Batch,
+  BatchList,
+  BatchParams,
+  InclusionProofSchema,
+  ListBatchesQuery,
+  ProofParams,
+} from './schema.js';
+import type { BatchExplorer } from './service.js';
+
+const tags = ['batches'];
+
+/** The public explorer (design.md §6): no credential. */
+export function registerBatchRoutes(app: App, explorer: BatchExplorer) {
+  app.get(
+    '/batches',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'Transaction batches, newest first',
+        querystring: ListBatchesQuery,
+        response: { 200: BatchList },
+      },
+    },
+    async (req) => explorer.list(req.query),
+  );
+
+  app.get(
+    '/batches/:batchId',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'A transaction batch',
+        params: BatchParams,
+        response: { 200: Batch },
+      },
+    },
+    async (req) => explorer.get(req.params.batchId),
+  );
+
+  app.get(
+    '/batches/:batchId/content',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: "A sealed batch's content: the bytes its ipfs_url names (RFC 8785 JSON)",
+        params: BatchParams,
+      },
+    },
+    async (req, reply) => {
+      const content = await explorer.content(req.params.batchId);
+      return reply.type('application/json').send(content);
+    },
+  );
+
+  app.get(
+    '/batches/:batchId/proofs/:actionId',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: "An action's RFC 6962 inclusion proof in its batch's actions_hash",
+        params: ProofParams,
+        response: { 200: InclusionProofSchema },
+      },
+    },
+    async (req) => explorer.proof(req.params.batchId, req.params.actionId),
+  );
+}

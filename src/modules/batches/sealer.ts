@@ -1,0 +1,277 @@
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db, Executor } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { newId } from '../../lib/ids.js';
+import { batchActions } from '../ebus/index.js';
+import {
+  actionsHash,
+  affectedObjects,
+  batchContent,
+  commitment,
+  GENESIS_HASH,
+  headerHash,
+  integrityRoot,
+  ipfsUrl,
+  type BatchHeader,
+} from './formulas.js';
+import type { Prover } from './prover.js';
+import * as repo from './repo/batches.js';
+import { SEALER_LOCK } from './repo/join.js';
+
+/** The chain side of anchoring (src/modules/batches/anchor/anchor.ts implements it). */
+export interface AnchorClient {
+  readonly sender: string;
+  submit(commitment: `0x${string}`): Promise<`0x${string}`>;
+  status(
+    txHash: `0x${string}`,
+  ): Promise<'pending' | 'dropped' | { blockHash: `0x${string}`; blockNumber: bigint }>;
+}
+
+export interface SealerDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'batches'>;
+  prover: Prover;
+  anchor: AnchorClient | null;
+  logger: Logger;
+}
+
+/** How long closing a batch may wait for the groups that joined it. */
+const JOIN_WAIT_MS = 250;
+/** Attempts of one step (proving, anchoring) before the batch is `failed`. */
+const MAX_ATTEMPTS = 10;
+/** How long a process holds an anchoring batch while it talks to the chain. */
+const ANCHOR_LEASE_MS = 60_000;
+/** How often a posted anchor is looked at until it is final. */
+const ANCHOR_POLL_MS = 2_000;
+
+/** 1 s, 2 s, 4 s … at most 5 minutes, ±20 %. */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(300_000, 1_000 * 2 ** Math.max(0, attempt));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+const isLockTimeout = (err: unknown): boolean => {
+  const e = err as { code?: string; cause?: { code?: string } };
+  return (e.code ?? e.cause?.code) === '55P03';
+};
+
+/**
+ * The batch pipeline (design.md §6, docs/batches.md): opens the building batch, seals it at
+ * `BATCH_MAX_ACTIONS` or `BATCH_MAX_SECONDS` after its first action, writes each sealed
+ * batch's header, content and proof in chain order, anchors it when anchoring is on, and
+ * finalizes it once its challenge window has passed. Every step takes the sealer's advisory
+ * lock, so any number of processes run it and one acts at a time; every step is one
+ * transaction, so a crash leaves the previous state, which the next tick takes up again.
+ */
+export class BatchSealer {
+  constructor(private readonly deps: SealerDeps) {}
+
+  /** One pass of every step; answers whether it did anything (the worker then goes on). */
+  async tick(): Promise<boolean> {
+    let busy = await this.openOrSeal();
+    busy = (await this.proveSealed()) > 0 || busy;
+    if (this.deps.anchor) busy = (await this.anchorProven()) > 0 || busy;
+    busy =
+      (await repo.finalizeDue(this.deps.db, this.deps.clock.now(), !!this.deps.anchor)) > 0 || busy;
+    return busy;
+  }
+
+  /** Opens a building batch when none is open, seals the open one when it is due. */
+  async openOrSeal(): Promise<boolean> {
+    const building = await repo.findBuilding(this.deps.db);
+    if (building !== null && !(await this.due(building))) return false;
+    try {
+      return await this.deps.db.transaction((tx) => this.switchBatch(tx));
+    } catch (err) {
+      // Groups held the join lock too long (or waited on a lock this step holds): try later.
+      if (isLockTimeout(err)) return false;
+      throw err;
+    }
+  }
+
+  private async due(b: repo.BatchRow): Promise<boolean> {
+    const { db, clock, config } = this.deps;
+    if ((await repo.nextSeq(db)) >= b.seq_start + b.capacity) return true;
+    const first = await repo.firstActionAt(db, b.id);
+    return (
+      first !== null && clock.now().getTime() - first.getTime() >= config.batches.maxSeconds * 1000
+    );
+  }
+
+  /**
+   * Under the join lock held exclusively (no group is between its join and its commit):
+   * seals the building batch if it has actions and opens the next one, whose numbers start
+   * where the sealed batch's ended (or at the next number, if it closed early).
+   */
+  private async switchBatch(tx: Executor): Promise<boolean> {
+    const { clock, config } = this.deps;
+    if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
+    await repo.holdJoins(tx, JOIN_WAIT_MS);
+    const now = clock.now();
+    const next = await repo.nextSeq(tx);
+    const b = await repo.findBuilding(tx);
+    let seqStart: number;
+    if (b !== null) {
+      const end = b.seq_start + b.capacity;
+      const totals = await repo.memberTotals(tx, b.id);
+      if (totals.count === 0) {
+        // Every number it handed out was rolled back: nothing to seal, start it again.
+        if (next < end) return false;
+        seqStart = Math.min(end, (await repo.lowestUnbatched(tx)) ?? next);
+        await repo.restartEmpty(tx, b.id, seqStart, b.capacity, now);
+        return true;
+      }
+      const windowEnd = new Date(now.getTime() + config.batches.challengeWindowSeconds * 1000);
+      await repo.markSealed(tx, b.id, {
+        now,
+        windowEnd,
+        count: totals.count,
+        feeWei: totals.feeWei,
+      });
+      seqStart = Math.min(end, next);
+    } else {
+      seqStart = (await repo.lowestUnbatched(tx)) ?? next;
+    }
+    await repo.openBatch(tx, {
+      id: newId('batch', now.getTime()),
+      sequence: (await repo.lastSequence(tx)) + 1,
+      seqStart,
+      capacity: config.batches.maxActions,
+      now,
+    });
+    return true;
+  }
+
+  /**
+   * Writes the header, content and proof of every sealed batch still `proving`, in chain
+   * order (each header names the previous one's hash). Answers how many became `proven`.
+   */
+  async proveSealed(): Promise<number> {
+    const { db, clock, prover, logger } = this.deps;
+    return db.transaction(async (tx) => {
+      if (!(await repo.tryLock(tx, SEALER_LOCK))) return 0;
+      let proven = 0;
+      for (const b of await repo.unprovenBatches(tx)) {
+        const now = clock.now();
+        if (b.next_attempt_at !== null && b.next_attempt_at > now) break;
+        const prev = b.sequence > 1 ? await repo.findBySequence(tx, b.sequence - 1) : null;
+        if (b.sequence > 1 && (prev === null || prev.hash === null)) break;
+        const header = b.hash === null ? await this.header(tx, b, prev) : null;
+        if (header) await repo.saveHeader(tx, b.id, header, now);
+        const commitmentValue = header?.commitment ?? b.commitment!;
+        try {
+          const { proof, proofId } = await prover.prove(commitmentValue);
+          await repo.saveProof(tx, b.id, proof, proofId, now);
+          proven++;
+        } catch (err) {
+          logger.error({ err, batch: b.id }, 'proving a batch failed; will retry');
+          await repo.recordFailure(tx, b.id, {
+            error: `proving failed: ${(err as Error).message}`,
+            retryAt: new Date(now.getTime() + backoffMs(b.anchor_attempts)),
+            maxAttempts: MAX_ATTEMPTS,
+            now,
+          });
+          break;
+        }
+      }
+      return proven;
+    });
+  }
+
+  /** A sealed batch's header and content, from its actions as logged (design.md §6). */
+  private async header(
+    tx: Executor,
+    b: repo.BatchRow,
+    prev: repo.BatchRow | null,
+  ): Promise<repo.SealedHeader> {
+    const actions = await batchActions(tx, b.id);
+    const actionsHashValue = actionsHash(actions.map((a) => a.record.hash));
+    const root = integrityRoot(
+      affectedObjects(
+        actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
+      ),
+    );
+    const prevIntegrityRoot = prev?.integrity_root ?? GENESIS_HASH;
+    let fee = 0n;
+    for (const a of actions) fee += BigInt(a.record.fee_wei);
+    const head: BatchHeader = {
+      id: b.id,
+      sequence: b.sequence,
+      prev_hash: prev?.hash ?? GENESIS_HASH,
+      prev_integrity_root: prevIntegrityRoot,
+      integrity_root: root,
+      actions_hash: actionsHashValue,
+      commitment: commitment(prevIntegrityRoot, root, actionsHashValue, b.sequence),
+      actions_count: actions.length,
+      total_fee_wei: fee.toString(),
+      when_created: b.created_at.toISOString(),
+    };
+    const hash = headerHash(head);
+    const content = batchContent(
+      head,
+      hash,
+      actions.map((a) => a.record),
+    );
+    return {
+      ...head,
+      hash,
+      affected: actions.map((a) => ({
+        id: a.record.id,
+        hash: a.record.hash,
+        name: a.record.name,
+        alias: a.record.object_id ?? '',
+      })),
+      content,
+      ipfs_url: ipfsUrl(content),
+    };
+  }
+
+  /** Posts proven batches' commitments and follows them until final; answers steps taken. */
+  async anchorProven(): Promise<number> {
+    const { db, clock, anchor, logger } = this.deps;
+    if (!anchor) return 0;
+    let steps = 0;
+    for (; steps < 16; steps++) {
+      const now = clock.now();
+      const b = await repo.claimAnchorWork(db, now, ANCHOR_LEASE_MS);
+      if (b === null) break;
+      try {
+        if (b.l2_tx_hash === null) {
+          const txHash = await anchor.submit(b.commitment as `0x${string}`);
+          await repo.saveAnchorTx(db, b.id, {
+            sender: anchor.sender,
+            txHash,
+            checkAt: new Date(clock.now().getTime() + ANCHOR_POLL_MS),
+            now: clock.now(),
+          });
+        } else {
+          const st = await anchor.status(b.l2_tx_hash as `0x${string}`);
+          if (st === 'pending') {
+            await repo.checkAgainAt(db, b.id, new Date(clock.now().getTime() + ANCHOR_POLL_MS));
+          } else if (st === 'dropped') {
+            // Gone from the chain: post it again at once.
+            await repo.saveAnchorTx(db, b.id, {
+              sender: anchor.sender,
+              txHash: null,
+              checkAt: clock.now(),
+              now: clock.now(),
+            });
+          } else {
+            await repo.saveAnchorFinal(db, b.id, st.blockHash, clock.now());
+          }
+        }
+      } catch (err) {
+        logger.warn({ err, batch: b.id }, 'anchoring a batch failed; will retry');
+        await repo.recordFailure(db, b.id, {
+          error: `anchoring failed: ${(err as Error).message}`,
+          retryAt: new Date(clock.now().getTime() + backoffMs(b.anchor_attempts)),
+          maxAttempts: MAX_ATTEMPTS,
+          now: clock.now(),
+        });
+      }
+    }
+    return steps;
+  }
+}

@@ -1,0 +1,105 @@
+import { formatEther } from 'viem';
+import type { Db } from '../../db/pool.js';
+import { notFound } from '../../lib/errors.js';
+import { pageOf, parseList } from '../../lib/list.js';
+import { inclusionProof } from '../../lib/merkle.js';
+import { batchLeaves } from '../ebus/index.js';
+import { hashBytes } from './formulas.js';
+import * as repo from './repo/batches.js';
+import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from './schema.js';
+
+const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
+
+/**
+ * The public explorer (spec §4.2 `GET /batches/{batchId}`, design.md §6): batches, their
+ * content and their actions' inclusion proofs. Needs no credential: everything here is
+ * what anyone may check.
+ */
+export class BatchExplorer {
+  constructor(private readonly db: Db) {}
+
+  async get(id: string): Promise<Batch> {
+    const row = await repo.findBatch(this.db, id);
+    if (row === null) throw notFound('batch');
+    return this.toBatch(row);
+  }
+
+  async list(query: ListBatchesQuery): Promise<BatchList> {
+    const page = parseList(query, repo.BATCH_LIST);
+    const rows = await repo.listBatches(this.db, page, query, query.status);
+    const out = pageOf(
+      rows,
+      page,
+      (r) => r.created_at,
+      (r) => r.id,
+    );
+    const batches = await Promise.all(out.items.map((r) => this.toBatch(r)));
+    return { batches, next: out.next, has_more: out.has_more };
+  }
+
+  /** The canonical content bytes (design.md §6); 404 until the batch's header is written. */
+  async content(id: string): Promise<Buffer> {
+    const content = await repo.findContent(this.db, id);
+    if (content === null) {
+      if ((await repo.findBatch(this.db, id)) === null) throw notFound('batch');
+      throw notFound('batch content (the batch is not sealed yet)');
+    }
+    return content;
+  }
+
+  /** The RFC 6962 inclusion proof of one action in the batch's `actions_hash`. */
+  async proof(batchId: string, actionId: string): Promise<InclusionProofSchema> {
+    const row = await repo.findBatch(this.db, batchId);
+    if (row === null) throw notFound('batch');
+    if (row.actions_hash === null) throw notFound('inclusion proof (the batch is not sealed yet)');
+    const leaves = await batchLeaves(this.db, batchId);
+    const index = leaves.findIndex((l) => l.id === actionId);
+    if (index < 0) throw notFound('action in this batch');
+    return inclusionProof(
+      leaves.map((l) => hashBytes(l.hash)),
+      index,
+    );
+  }
+
+  /** The API record; a batch not yet sealed shows its actions so far. */
+  private async toBatch(r: repo.BatchRow): Promise<Batch> {
+    let affected = r.affected_actions;
+    let count = r.actions_count;
+    let fee = r.total_fee_wei;
+    if (affected === null) {
+      affected = await repo.memberSummaries(this.db, r.id);
+      if (r.status === 'building') {
+        const totals = await repo.memberTotals(this.db, r.id);
+        count = totals.count;
+        fee = totals.feeWei;
+      }
+    }
+    return {
+      id: r.id,
+      sequence: r.sequence,
+      hash: r.hash ?? '',
+      prev_hash: r.prev_hash ?? '',
+      integrity_root: r.integrity_root ?? '',
+      prev_integrity_root: r.prev_integrity_root ?? '',
+      sender: r.sender ?? '',
+      l2_tx_hash: r.l2_tx_hash ?? '',
+      l2_finalization_tx_hash: r.l2_finalization_tx_hash ?? '',
+      commitment: r.commitment ?? '',
+      actions_hash: r.actions_hash ?? '',
+      affected_actions: affected,
+      actions_count: count,
+      total_fee: formatEther(BigInt(fee)),
+      total_fee_wei: fee,
+      version: r.version,
+      ipfs_url: r.ipfs_url ?? '',
+      status: r.status,
+      proof: r.proof,
+      proof_id: r.proof_id ?? '',
+      error: r.error ?? '',
+      challenge_window_end: iso(r.challenge_window_end),
+      when_completed: iso(r.completed_at),
+      when_modified: r.updated_at.toISOString(),
+      when_created: r.created_at.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,62 @@
+import { generateKeyPairSync } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ApplyHooks, BatchSizeSource } from '../ebus/index.js';
+import { Ed25519Prover, rawPublicKey, type Prover } from './prover.js';
+import { recentAverageSize } from './repo/batches.js';
+import { batchJoin } from './repo/join.js';
+import { ensureBatchKey } from './repo/keys.js';
+import { BatchSealer, type AnchorClient } from './sealer.js';
+import { BatchExplorer } from './service.js';
+
+export interface Batches {
+  /** The event bus's join: every applied action joins the building batch. */
+  hook: ApplyHooks;
+  /** The recent average batch size, for the fee's proving part. */
+  sizes: BatchSizeSource;
+  explorer: BatchExplorer;
+  sealer: BatchSealer;
+  /** The batch key's raw Ed25519 public key, 0x + hex (`GET /public/network`). */
+  publicKey: string;
+}
+
+export interface BatchWiring {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'batches'>;
+  logger: Logger;
+  anchor?: AnchorClient | null;
+  /** Replaces the default Ed25519 attestation (a zero-knowledge prover, a test's). */
+  prover?: Prover;
+}
+
+/**
+ * Builds the batches feature. The first instance to start makes the batch key; every
+ * instance signs with that one (repo/keys.ts).
+ */
+export async function createBatches(w: BatchWiring): Promise<Batches> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pem = await ensureBatchKey(w.db, {
+    privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    publicKey: rawPublicKey(privateKey),
+    now: w.clock.now(),
+  });
+  const attestation = new Ed25519Prover(pem);
+  const sealer = new BatchSealer({
+    db: w.db,
+    clock: w.clock,
+    config: w.config,
+    prover: w.prover ?? attestation,
+    anchor: w.anchor ?? null,
+    logger: w.logger,
+  });
+  return {
+    hook: w.config.batches.enabled ? { writes: () => [], batchJoin } : { writes: () => [] },
+    sizes: { recentAverageBatchSize: (window) => recentAverageSize(w.db, window) },
+    explorer: new BatchExplorer(w.db),
+    sealer,
+    publicKey: attestation.publicKey,
+  };
+}
