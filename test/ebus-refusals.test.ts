@@ -434,6 +434,7 @@ describe('GET /ebus/action-logs', () => {
     expect(all.action_logs.map((l: { nonce: number }) => l.nonce)).toEqual([3, 2, 1, 0]);
     expect(Object.keys(all.action_logs[0]).sort()).toEqual([
       'batch_id',
+      'expires',
       'fee_wei',
       'hash',
       'id',
@@ -441,6 +442,7 @@ describe('GET /ebus/action-logs', () => {
       'nonce',
       'object_id',
       'params',
+      'signature',
       'signature_type',
       'template_id',
       'wallet',
@@ -476,7 +478,13 @@ describe('GET /ebus/action-logs', () => {
 describe('GET /public/network and /public/network/fees', () => {
   it('answer without credentials: the network and token, and the fee parts from configuration', async () => {
     const net = await svc.app.inject({ method: 'GET', url: '/public/network' });
-    expect(net.json()).toEqual({ network: 'ons-test', token: 'ONS', decimals: 18 });
+    expect(net.json()).toEqual({
+      network: 'ons-test',
+      token: 'ONS',
+      decimals: 18,
+      batch_public_key: svc.container.batches.publicKey,
+    });
+    expect(svc.container.batches.publicKey).toMatch(/^0x[0-9a-f]{64}$/);
     const fees = (await svc.app.inject({ method: 'GET', url: '/public/network/fees' })).json();
     expect(fees).toMatchObject({
       token: 'ONS',

@@ -120,7 +120,7 @@ export async function insertActionLog(
     (id, organization_id, hash, name, wallet_id, wallet, signature_type, signature, nonce, params,
      object_id, template_id, fee_wei, batch_id, created_at)
     VALUES (${id}, ${a.orgId}, ${hashJson({ id })}, ${a.name}, ${a.walletId}, ${'0x' + '2'.repeat(40)},
-      'eoa', '{"type":"eoa","signature":"0x00"}'::jsonb, ${a.nonce}, ${JSON.stringify(params)}::jsonb,
+      'eoa', '"0x00"'::jsonb, ${a.nonce}, ${JSON.stringify(params)}::jsonb,
       ${a.objectId}, ${a.templateId}, 1000, NULL, ${a.createdAt ?? svc.clock.now()})`);
   return id;
 }

@@ -25,6 +25,7 @@ FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS seq FROM action_
 WHERE a.id = n.id;
 SELECT setval('action_log_seq', coalesce((SELECT max(seq) FROM action_logs), 0) + 1, false);
 ALTER TABLE action_logs ALTER COLUMN seq SET NOT NULL;
+ALTER TABLE action_logs ALTER COLUMN seq SET DEFAULT nextval('action_log_seq');
 CREATE UNIQUE INDEX action_logs_seq ON action_logs (seq);
 CREATE INDEX action_logs_batch ON action_logs (batch_id, seq) WHERE batch_id IS NOT NULL;
 -- Actions waiting for the next batch to open (their batch was full when they executed).

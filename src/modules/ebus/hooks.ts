@@ -11,7 +11,8 @@ import type { AppliedAction } from './types.js';
  * - the webhooks feature queues the matching deliveries in its outbox (one call).
  * Each statement must end with a RETURNING clause (the group statement counts its rows, which
  * makes it run before the balance rows are locked) and must not depend on the others'
- * effects (they run as sibling CTEs). A failing statement rolls the group back; it is then
+ * effects (they run as sibling CTEs) — though a hook may read the `logs` CTE's rows
+ * `(id, batch_id)`: each applied action's id and the batch it joined. A failing statement rolls the group back; it is then
  * retried one action at a time, so one failing action fails alone.
  *
  * `batchJoin` (the batches feature) names the batch the group's actions join; the log rows

@@ -25,7 +25,8 @@ export const webhookOutboxHook: ApplyHooks = {
         w: a.log.wallet,
         c: a.log.when_created,
         ids,
-        e: { action: a.log, object: a.object },
+        // The batch the action joined is known only inside the statement (outbox.ts adds it).
+        e: { action: { ...a.log, batch_id: undefined }, object: a.object },
       });
     }
     return actions.length === 0 ? [] : [outboxInsert(actions)];

@@ -25,15 +25,21 @@ export interface OutboxAction {
  * webhook of its organization with a matching rule. Rules are ORed (EXISTS over them), the
  * fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
  * still gets one row. A data-modifying statement with RETURNING, for the group statement's
- * CTEs (src/modules/ebus/hooks.ts). `json` (not jsonb) keeps the event's field order.
+ * CTEs (src/modules/ebus/hooks.ts). `json` (not jsonb) keeps the event's field order; the
+ * action's `batch_id` comes from the group statement's `logs` rows (the batch it joined).
  */
 export function outboxInsert(actions: readonly OutboxAction[]): SQL {
   return sql`
     INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
       next_attempt_at, created_at, updated_at)
-    SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a, r.e, 'pending', r.c, r.c, r.c
+    SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a,
+      ('{"action":' || left((r.e -> 'action')::text, -1) || ',"batch_id":'
+        || coalesce(to_json(l.batch_id)::text, 'null') || '},"object":'
+        || (r.e -> 'object')::text || '}')::json,
+      'pending', r.c, r.c, r.c
     FROM json_to_recordset(${JSON.stringify(actions)}::json)
       AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, e json)
+    JOIN logs l ON l.id = r.a
     CROSS JOIN LATERAL (
       SELECT wh.id AS webhook_id, row_number() OVER (ORDER BY wh.id) AS n
       FROM webhooks wh
