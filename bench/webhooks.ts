@@ -13,41 +13,31 @@
  *      BENCH_PHASE_SECONDS (8) each, twice each (ABAB): actions/s of each and the ratio, and
  *      for the webhook phases the first-attempt latency (execute answered → delivery arrived).
  */
-import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:https';
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { privateKeyToAccount } from 'viem/accounts';
-import type * as Secp256k1 from 'secp256k1';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
-import { eip191Digest } from '../src/lib/crypto/eip191.js';
-import { systemClock } from '../src/lib/clock.js';
 import { newId } from '../src/lib/ids.js';
-import { SessionService } from '../src/modules/auth/session-service.js';
-import { TokenService } from '../src/modules/auth/token-service.js';
-import { buildActionText } from '../src/modules/ebus/action-text.js';
 import { makeTestCa } from '../test/helpers/webhook-receiver.js';
-import { RawLane } from './raw-client.js';
+import {
+  benchSessions,
+  loadPhase,
+  makeBenchOrg,
+  percentile,
+  presign,
+  startBenchService,
+} from './ebus-load.js';
 
-const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const DELIVERIES = Math.min(100_000, Number(process.env.BENCH_DELIVERIES ?? 20_000));
 const CONNECTIONS = 50;
 const PER_WALLET = 800;
 const WARM_UP = 40;
-const NETWORK = 'ons-bench';
-
-interface Wallet {
-  orgId: string;
-  address: string;
-  key: Uint8Array;
-  token: string;
-}
 
 async function freshDatabase(): Promise<string> {
   const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -71,52 +61,6 @@ async function dropDatabase(url: string): Promise<void> {
   await admin.end();
 }
 
-async function makeOrg(database: Database, sessions: SessionService) {
-  const db = database.db;
-  const orgId = newId('organization');
-  const now = new Date();
-  await db.execute(sql`INSERT INTO organizations (id, name, balance_wei, created_at, updated_at)
-    VALUES (${orgId}, 'bench', ${(10n ** 30n).toString()}::numeric, ${now}, ${now})`);
-  const templateId = newId('template');
-  await db.execute(sql`INSERT INTO templates (id, organization_id, name, actions, is_public, created_at, updated_at)
-    VALUES (${templateId}, ${orgId}, 'bench', '{mint}', true, ${now}, ${now})`);
-  const wallets: Wallet[] = [];
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const key = randomBytes(32);
-    const address = privateKeyToAccount(`0x${key.toString('hex')}`).address.toLowerCase();
-    const id = newId('wallet');
-    await db.execute(
-      sql`INSERT INTO wallets (id, address, created_at, updated_at) VALUES (${id}, ${address}, ${now}, ${now})`,
-    );
-    await db.execute(sql`INSERT INTO members (id, organization_id, wallet_id, role, status, created_at, updated_at)
-      VALUES (${newId('member')}, ${orgId}, ${id}, 'member', 'active', ${now}, ${now})`);
-    await db.execute(sql`INSERT INTO credentials (id, wallet_id, type, external_id, created_at)
-      VALUES (${newId('credential')}, ${id}, 'eoa', ${address}, ${now})`);
-    const t = await sessions.issue(db, { walletId: id, orgId, device: 'bench' });
-    wallets.push({ orgId, address, key, token: t.access_token });
-  }
-  return { orgId, templateId, wallets };
-}
-
-function presign(w: Wallet, templateId: string, from: number, count: number): string[] {
-  const expires = new Date(Date.now() + 3600_000).toISOString();
-  const bodies: string[] = [];
-  for (let nonce = from; nonce < from + count; nonce++) {
-    const action = {
-      wallet: w.address,
-      name: 'mint',
-      params: { template_id: templateId },
-      nonce,
-      expires,
-    };
-    const text = buildActionText({ network: NETWORK, organizationId: w.orgId, ...action });
-    const { signature, recid } = secp.ecdsaSign(eip191Digest(text), w.key);
-    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`;
-    bodies.push(JSON.stringify({ action, signature: { type: 'eoa', signature: sig } }));
-  }
-  return bodies;
-}
-
 async function addWebhook(database: Database, orgId: string, templateId: string, url: string) {
   const id = newId('webhook');
   const now = new Date();
@@ -125,47 +69,6 @@ async function addWebhook(database: Database, orgId: string, templateId: string,
     VALUES (${id}, ${orgId}, ${url}, ${JSON.stringify([{ template_id: templateId, actions: [], addresses: [] }])}::jsonb,
       ${randomBytes(32)}, ${now}, ${now}, ${now})`);
   return id;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
-}
-
-/** Sequential execute requests per wallet until the bodies or the time run out. */
-async function load(
-  port: number,
-  lanes: { w: Wallet; bodies: string[] }[],
-  seconds: number,
-  answered?: Map<string, number>,
-  paceMs = 0,
-) {
-  const sockets = await Promise.all(lanes.map(() => RawLane.connect(port)));
-  let ok = 0;
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  await Promise.all(
-    lanes.map(async ({ w, bodies }, lane) => {
-      const headers = { authorization: `Bearer ${w.token}` };
-      while (bodies.length > 0 && performance.now() < deadline) {
-        const sent = performance.now();
-        const res = await sockets[lane]!.send(
-          RawLane.post('/ebus/execute', headers, bodies.shift()!),
-        );
-        if (res.status !== 200)
-          throw new Error(`execute answered ${res.status}: ${res.body.toString('utf8')}`);
-        ok++;
-        if (answered) {
-          const id = /"action":\{"id":"(act_[0-9A-Z]{26})"/.exec(res.body.toString('utf8'))?.[1];
-          if (id) answered.set(id, performance.now());
-        }
-        const rest = paceMs - (performance.now() - sent);
-        if (rest > 0) await new Promise((r) => setTimeout(r, rest));
-      }
-    }),
-  );
-  for (const s of sockets) s.close();
-  const elapsed = (performance.now() - start) / 1000;
-  return { ok, perSecond: Math.round(ok / elapsed) };
 }
 
 async function main() {
@@ -197,20 +100,18 @@ async function main() {
 
   const url = await freshDatabase();
   const database = createDatabase(url, 10);
-  let child: ReturnType<typeof spawn> | null = null;
+  let child: ChildProcess | null = null;
   try {
     await migrate(database.pool);
     const port = 20000 + Math.floor(Math.random() * 20000);
     const publicUrl = `http://127.0.0.1:${port}`;
-    const tokens = new TokenService(database.db, systemClock, publicUrl);
-    await tokens.init();
-    const sessions = new SessionService(database.db, systemClock, tokens);
-    const plain = await makeOrg(database, sessions);
-    const hooked = await makeOrg(database, sessions);
+    const sessions = await benchSessions(database, publicUrl);
+    const plain = await makeBenchOrg(database, sessions, CONNECTIONS);
+    const hooked = await makeBenchOrg(database, sessions, CONNECTIONS);
     await addWebhook(database, hooked.orgId, hooked.templateId, receiverUrl);
-    const pacedOrg = await makeOrg(database, sessions);
+    const pacedOrg = await makeBenchOrg(database, sessions, CONNECTIONS);
     await addWebhook(database, pacedOrg.orgId, pacedOrg.templateId, receiverUrl);
-    const drainOrg = await makeOrg(database, sessions);
+    const drainOrg = await makeBenchOrg(database, sessions, CONNECTIONS);
     const drainHook = await addWebhook(database, drainOrg.orgId, drainOrg.templateId, receiverUrl);
 
     const per = (PER_WALLET + WARM_UP) * 2;
@@ -226,34 +127,10 @@ async function main() {
       bodies: presign(w, hooked.templateId, 0, per),
     }));
 
-    child = spawn(
-      process.execPath,
-      ['--max-semi-space-size=32', '--import', 'tsx', 'src/main.ts'],
-      {
-        env: {
-          ...process.env,
-          DATABASE_URL: url,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          PUBLIC_URL: publicUrl,
-          NETWORK_ID: NETWORK,
-          LOG_LEVEL: 'warn',
-          RATE_LIMIT_ENABLED: 'false',
-          WEBHOOK_ALLOW_LOOPBACK: 'true',
-          WEBHOOK_CA_FILE: ca.caFile,
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      },
-    );
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${publicUrl}/healthz`)).ok) break;
-      } catch {
-        /* not up yet */
-      }
-      if (i > 150) throw new Error('service did not start');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    child = await startBenchService(port, url, {
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_CA_FILE: ca.caFile,
+    });
 
     // (1) Delivery throughput: the outbox filled at once (rows as the hook writes them).
     const event = JSON.stringify({
@@ -279,12 +156,12 @@ async function main() {
     arrivals.clear();
 
     // (2) The event bus without and with one matching webhook, ABAB, after a warm-up of each.
-    await load(
+    await loadPhase(
       port,
       lanesPlain.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, WARM_UP) })),
       60,
     );
-    await load(
+    await loadPhase(
       port,
       lanesHooked.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, WARM_UP) })),
       60,
@@ -296,8 +173,8 @@ async function main() {
     const withHook: number[] = [];
     const load0 = os.loadavg()[0]!.toFixed(2);
     for (let round = 0; round < 2; round++) {
-      without.push((await load(port, lanesPlain, PHASE_S)).perSecond);
-      withHook.push((await load(port, lanesHooked, PHASE_S, answered)).perSecond);
+      without.push((await loadPhase(port, lanesPlain, PHASE_S)).perSecond);
+      withHook.push((await loadPhase(port, lanesHooked, PHASE_S, answered)).perSecond);
     }
     const settle = performance.now();
     while (arrivals.size < answered.size && performance.now() - settle < 30_000) {
@@ -323,7 +200,7 @@ async function main() {
     }
     arrivals.clear();
     const pacedAnswered = new Map<string, number>();
-    const paced = await load(port, lanesPaced, PHASE_S, pacedAnswered, 50);
+    const paced = await loadPhase(port, lanesPaced, PHASE_S, pacedAnswered, 50);
     const settle3 = performance.now();
     while (arrivals.size < pacedAnswered.size && performance.now() - settle3 < 30_000) {
       await new Promise((r) => setTimeout(r, 50));
