@@ -41,4 +41,10 @@ export default tseslint.config(
   prettier,
   // Plain-JavaScript worker threads (src/lib/crypto/recover-worker.mjs): no types to check.
   { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  // CommonJS configuration files of tools (test/fixtures/evm-node/hardhat.config.cjs).
+  { files: ['**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' } },
+  },
 );

@@ -147,7 +147,9 @@ async function serviceWith(env: Record<string, string>) {
 
 async function eventBus() {
   // BENCH_ON_ENV (JSON) adds settings to the batches side, to take its cost apart.
-  const on = await serviceWith(JSON.parse(process.env.BENCH_ON_ENV ?? '{}') as Record<string, string>);
+  const on = await serviceWith(
+    JSON.parse(process.env.BENCH_ON_ENV ?? '{}') as Record<string, string>,
+  );
   const off = await serviceWith({ BATCHES_ENABLED: 'false', BATCH_SEALER: 'false' });
   try {
     for (const s of [on, off]) {

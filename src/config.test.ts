@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
+import { createLogger } from './http/logger.js';
 
 describe('config', () => {
   it('has working defaults for a fresh machine', () => {
@@ -96,5 +97,96 @@ describe('config', () => {
     );
     expect(() => loadConfig({ V2_SUNSET: '2026-06-31T00:00:00Z' })).toThrow(/V2_SUNSET/);
     expect(() => loadConfig({ V2_SUNSET: 'June 2026' })).toThrow(/V2_SUNSET/);
+  });
+});
+
+describe('anchoring settings', () => {
+  const key = `0x${'4c'.repeat(32)}`;
+  const url = 'https://rpc.example.com/v2/provider-api-key';
+
+  it('leave anchoring off when neither the RPC URL nor the key is set', () => {
+    expect(loadConfig({}).anchor).toBeNull();
+    expect(loadConfig({ ANCHOR_CONFIRMATIONS: '5' }).anchor).toBeNull();
+  });
+
+  it('turn anchoring on with both, 2 confirmations by default, the key lowercased', () => {
+    expect(
+      loadConfig({ ANCHOR_RPC_URL: url, ANCHOR_PRIVATE_KEY: key.toUpperCase().replace('0X', '0x') })
+        .anchor,
+    ).toEqual({
+      rpcUrl: url,
+      privateKey: key,
+      confirmations: 2,
+    });
+    const local = loadConfig({
+      ANCHOR_RPC_URL: 'http://127.0.0.1:8545',
+      ANCHOR_PRIVATE_KEY: key,
+      ANCHOR_CONFIRMATIONS: '0',
+    }).anchor;
+    expect(local?.confirmations).toBe(0);
+  });
+
+  it('refuse one without the other, naming both', () => {
+    expect(() => loadConfig({ ANCHOR_RPC_URL: url })).toThrow(
+      /ANCHOR_RPC_URL is set but ANCHOR_PRIVATE_KEY is not/,
+    );
+    expect(() => loadConfig({ ANCHOR_PRIVATE_KEY: key })).toThrow(
+      /ANCHOR_PRIVATE_KEY is set but ANCHOR_RPC_URL is not/,
+    );
+  });
+
+  it('refuse a bad URL, key or confirmations without quoting the URL or the key', () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    for (const bad of [
+      'ws://rpc.example.com/secret-path',
+      'rpc.example.com/secret-path',
+      'file:///secret-path',
+    ]) {
+      const message = refused({ ANCHOR_RPC_URL: bad, ANCHOR_PRIVATE_KEY: key });
+      expect(message).toMatch(/ANCHOR_RPC_URL/);
+      expect(message).not.toContain('secret-path');
+    }
+    const order = 'fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141';
+    for (const bad of [
+      key.slice(2),
+      `${key}00`,
+      `0x${'0'.repeat(64)}`,
+      `0x${order}`,
+      `0x${'zz'.repeat(32)}`,
+    ]) {
+      const message = refused({ ANCHOR_RPC_URL: url, ANCHOR_PRIVATE_KEY: bad });
+      expect(message).toMatch(/ANCHOR_PRIVATE_KEY/);
+      expect(message).not.toContain(bad.slice(4, 20));
+      expect(message).not.toContain('provider-api-key');
+    }
+    // The largest valid key (n - 1) is accepted.
+    const last = `0x${order.slice(0, -1)}0`;
+    expect(loadConfig({ ANCHOR_RPC_URL: url, ANCHOR_PRIVATE_KEY: last }).anchor?.privateKey).toBe(
+      last,
+    );
+    expect(() => loadConfig({ ANCHOR_CONFIRMATIONS: '-1' })).toThrow(/ANCHOR_CONFIRMATIONS/);
+    expect(() => loadConfig({ ANCHOR_CONFIRMATIONS: 'two' })).toThrow(/ANCHOR_CONFIRMATIONS/);
+    expect(() => loadConfig({ ANCHOR_CONFIRMATIONS: '1001' })).toThrow(/ANCHOR_CONFIRMATIONS/);
+  });
+
+  it('never reach a log line, wherever the config is logged', () => {
+    const config = loadConfig({ ANCHOR_RPC_URL: url, ANCHOR_PRIVATE_KEY: key });
+    let out = '';
+    const logger = createLogger('info', { write: (s: string) => void (out += s) });
+    logger.info({ config }, 'config');
+    logger.info(config, 'config at the top');
+    logger.info({ anchor: config.anchor }, 'anchor');
+    logger.info(config.anchor!, 'anchor at the top');
+    expect(out.split('\n').filter(Boolean)).toHaveLength(4);
+    expect(out).not.toContain(key.slice(2));
+    expect(out).not.toContain('provider-api-key');
+    expect(out).toContain('[Redacted]');
   });
 });

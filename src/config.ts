@@ -55,6 +55,8 @@ export interface Config {
     /** This process runs the sealer (BATCH_SEALER); any number may, one acts at a time. */
     sealerInProcess: boolean;
   };
+  /** Posting proven batches' commitments to an EVM chain (docs/anchoring.md); null: off. */
+  anchor: AnchorConfig | null;
   webhooks: {
     allowLoopback: boolean;
     caFile: string | null;
@@ -76,6 +78,15 @@ export interface S3Config {
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
+}
+
+export interface AnchorConfig {
+  /** The chain's JSON-RPC endpoint (http or https; may carry a provider's key: never logged). */
+  rpcUrl: string;
+  /** The anchoring account's secp256k1 key, lowercase 0x + 64 hex. Never logged. */
+  privateKey: `0x${string}`;
+  /** Blocks mined on top of the transaction's block before it counts as final. */
+  confirmations: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -132,6 +143,46 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false`);
+}
+
+/** secp256k1's group order: a private key is a whole number in [1, n - 1]. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+/**
+ * On-chain anchoring: on when both ANCHOR_RPC_URL and ANCHOR_PRIVATE_KEY are set, off when
+ * neither is; one without the other is a mistake, refused at start. Neither value is ever
+ * quoted in a message (the URL may carry a provider's API key).
+ */
+function anchor(env: Env): AnchorConfig | null {
+  const confirmations = int(env, 'ANCHOR_CONFIRMATIONS', 2, 0, 1000);
+  const rpcUrl = optional(env, 'ANCHOR_RPC_URL');
+  const key = optional(env, 'ANCHOR_PRIVATE_KEY');
+  if (rpcUrl === null && key === null) return null;
+  if (rpcUrl === null || key === null) {
+    const [set, unset] =
+      rpcUrl === null
+        ? ['ANCHOR_PRIVATE_KEY', 'ANCHOR_RPC_URL']
+        : ['ANCHOR_RPC_URL', 'ANCHOR_PRIVATE_KEY'];
+    throw new ConfigError(
+      `${set} is set but ${unset} is not: anchoring needs both (or neither, to leave it off)`,
+    );
+  }
+  let protocol: string;
+  try {
+    protocol = new URL(rpcUrl).protocol;
+  } catch {
+    protocol = '';
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new ConfigError('ANCHOR_RPC_URL must be an http:// or https:// URL (value not shown)');
+  }
+  const scalar = /^0x[0-9a-fA-F]{64}$/.test(key) ? BigInt(key) : 0n;
+  if (scalar === 0n || scalar >= SECP256K1_N) {
+    throw new ConfigError(
+      'ANCHOR_PRIVATE_KEY must be a secp256k1 private key: 0x followed by 64 hex digits (value not shown)',
+    );
+  }
+  return { rpcUrl, privateKey: key.toLowerCase() as `0x${string}`, confirmations };
 }
 
 /**
@@ -251,6 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: bool(env, 'BATCHES_ENABLED', true),
       sealerInProcess: bool(env, 'BATCH_SEALER', true),
     },
+    anchor: anchor(env),
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
       caFile: optional(env, 'WEBHOOK_CA_FILE'),

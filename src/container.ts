@@ -157,7 +157,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       start: () => {
         if (config.batches.sealerInProcess) batchWorker.start();
       },
-      stop: () => batchWorker.stop(),
+      stop: async () => {
+        await batchWorker.stop();
+        await batches.close();
+      },
     },
   ];
 

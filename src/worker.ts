@@ -34,6 +34,7 @@ async function main() {
       process.once('SIGINT', stop);
     });
     await Promise.all([worker.stop(), sealer.stop()]);
+    await batches.close();
     await webhooks.client.close();
     logger.info('stopped');
   });

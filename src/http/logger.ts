@@ -31,6 +31,14 @@ export const REDACT_PATHS = [
   '*.signing_key',
   '*.api_key',
   '*.password_hash',
+  // The anchoring key and RPC URL (which may carry a provider's key), should the config or
+  // its `anchor` part ever be logged (src/config.ts's AnchorConfig).
+  'privateKey',
+  '*.privateKey',
+  '*.*.privateKey',
+  'rpcUrl',
+  '*.rpcUrl',
+  '*.*.rpcUrl',
 ];
 
 /**

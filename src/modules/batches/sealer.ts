@@ -15,25 +15,17 @@ import {
   ipfsUrl,
   type BatchHeader,
 } from './formulas.js';
+import type { Anchor } from './anchor/anchor.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
-
-/** The chain side of anchoring (src/modules/batches/anchor/anchor.ts implements it). */
-export interface AnchorClient {
-  readonly sender: string;
-  submit(commitment: `0x${string}`): Promise<`0x${string}`>;
-  status(
-    txHash: `0x${string}`,
-  ): Promise<'pending' | 'dropped' | { blockHash: `0x${string}`; blockNumber: bigint }>;
-}
 
 export interface SealerDeps {
   db: Db;
   clock: Clock;
   config: Pick<Config, 'batches'>;
   prover: Prover;
-  anchor: AnchorClient | null;
+  anchor: Anchor | null;
   logger: Logger;
 }
 

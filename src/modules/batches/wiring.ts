@@ -8,7 +8,9 @@ import { Ed25519Prover, rawPublicKey, type Prover } from './prover.js';
 import { recentAverageSize } from './repo/batches.js';
 import { batchJoin } from './repo/join.js';
 import { ensureBatchKey } from './repo/keys.js';
-import { BatchSealer, type AnchorClient } from './sealer.js';
+import type { Anchor } from './anchor/anchor.js';
+import { createViemAnchor } from './anchor/viem-anchor.js';
+import { BatchSealer } from './sealer.js';
 import { BatchExplorer } from './service.js';
 
 export interface Batches {
@@ -20,14 +22,17 @@ export interface Batches {
   sealer: BatchSealer;
   /** The batch key's raw Ed25519 public key, 0x + hex (`GET /public/network`). */
   publicKey: string;
+  /** Releases the chain client (on shutdown). */
+  close(): Promise<void>;
 }
 
 export interface BatchWiring {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'batches'>;
+  config: Pick<Config, 'batches' | 'anchor'>;
   logger: Logger;
-  anchor?: AnchorClient | null;
+  /** The chain client; by default made from ANCHOR_* (docs/anchoring.md), null when off. */
+  anchor?: Anchor | null;
   /** Replaces the default Ed25519 attestation (a zero-knowledge prover, a test's). */
   prover?: Prover;
 }
@@ -44,12 +49,14 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
     now: w.clock.now(),
   });
   const attestation = new Ed25519Prover(pem);
+  const anchor =
+    w.anchor !== undefined ? w.anchor : w.config.anchor ? createViemAnchor(w.config.anchor) : null;
   const sealer = new BatchSealer({
     db: w.db,
     clock: w.clock,
     config: w.config,
     prover: w.prover ?? attestation,
-    anchor: w.anchor ?? null,
+    anchor,
     logger: w.logger,
   });
   return {
@@ -58,5 +65,8 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
     explorer: new BatchExplorer(w.db),
     sealer,
     publicKey: attestation.publicKey,
+    close: async () => {
+      await anchor?.close?.();
+    },
   };
 }
