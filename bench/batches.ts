@@ -11,7 +11,8 @@
  *  (2) the event bus, POST /ebus/execute, 50 connections (one wallet each), alternately on a
  *      service with batches on (the default: every action joins a batch, the sealer runs in
  *      the process) and one with BATCHES_ENABLED=false, each on its own database,
- *      BENCH_PHASE_SECONDS (8) each, twice each (ABAB): actions/s of each and the ratio.
+ *      BENCH_PHASE_SECONDS (8) each, BENCH_ROUNDS (3) rounds alternating which goes first
+ *      (ABBAAB): actions/s of each and the ratio of the means.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,7 +40,8 @@ const SEAL_ACTIONS = Math.min(10_000, Number(process.env.BENCH_SEAL_ACTIONS ?? 1
 const SEAL_RUNS = Math.min(20, Number(process.env.BENCH_SEAL_RUNS ?? 7));
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const CONNECTIONS = 50;
-const PER_WALLET = 800;
+const ROUNDS = Math.min(6, Number(process.env.BENCH_ROUNDS ?? 3));
+const PER_WALLET = 400 * ROUNDS;
 const WARM_UP = 40;
 
 if (process.env.BENCH_DATABASE_URL) process.env.DATABASE_URL = process.env.BENCH_DATABASE_URL;
@@ -106,12 +108,13 @@ async function sealing() {
       prove.push(t2 - t1);
     }
     const total = close.map((c, i) => c + prove[i]!);
-    const { rows } = await database.db.execute<{ n: number; bytes: number }>(sql`
-      SELECT actions_count AS n, octet_length(content) AS bytes FROM batches
+    const { rows } = await database.db.execute<{ id: string; n: number }>(sql`
+      SELECT id, actions_count AS n FROM batches
       WHERE status = 'proven' ORDER BY sequence DESC LIMIT 1`);
+    const bytes = (await batches.explorer.content(rows[0]!.id)).length;
     const ms = (x: number) => `${x.toFixed(1)} ms`;
     console.log(
-      `(1) sealing a batch of ${rows[0]!.n} actions (content ${Math.round(rows[0]!.bytes / 1024)} KiB), ${SEAL_RUNS} runs: close ${ms(median(close))} median; header + content + attestation ${ms(median(prove))} median; total ${ms(median(total))} median, ${ms(Math.max(...total))} max`,
+      `(1) sealing a batch of ${rows[0]!.n} actions (content ${Math.round(bytes / 1024)} KiB), ${SEAL_RUNS} runs: close ${ms(median(close))} median; header + content + attestation ${ms(median(prove))} median; total ${ms(median(total))} median, ${ms(Math.max(...total))} max`,
     );
   } finally {
     await database.close();
@@ -129,7 +132,7 @@ async function serviceWith(env: Record<string, string>) {
   const org = await makeBenchOrg(database, sessions, CONNECTIONS);
   const lanes = org.wallets.map((w) => ({
     w,
-    bodies: presign(w, org.templateId, 0, (PER_WALLET + WARM_UP) * 2),
+    bodies: presign(w, org.templateId, 0, PER_WALLET + WARM_UP),
   }));
   const child: ChildProcess = await startBenchService(port, scratch.url, env);
   return {
@@ -162,9 +165,18 @@ async function eventBus() {
     const load0 = os.loadavg()[0]!.toFixed(2);
     const withBatches: number[] = [];
     const without: number[] = [];
-    for (let round = 0; round < 2; round++) {
-      withBatches.push((await loadPhase(on.port, on.lanes, PHASE_S)).perSecond);
-      without.push((await loadPhase(off.port, off.lanes, PHASE_S)).perSecond);
+    // ABBAAB…: each side goes first as often as second, so drift over the run cancels out.
+    for (let round = 0; round < ROUNDS; round++) {
+      const a = async () =>
+        withBatches.push((await loadPhase(on.port, on.lanes, PHASE_S)).perSecond);
+      const b = async () => without.push((await loadPhase(off.port, off.lanes, PHASE_S)).perSecond);
+      if (round % 2 === 0) {
+        await a();
+        await b();
+      } else {
+        await b();
+        await a();
+      }
     }
     // What the batches side did meanwhile: every action in a batch, the batches it sealed.
     await new Promise((r) => setTimeout(r, 12_000));

@@ -326,6 +326,27 @@ describe('roots, content and proof, recomputed from the raw rows', () => {
   });
 });
 
+describe('webhook bodies', () => {
+  it('carry the batch the action joined', async () => {
+    const now = svc.clock.now();
+    await svc.container.db.execute(sql`INSERT INTO webhooks (id, organization_id, url, rules,
+        signing_key, active_since, created_at, updated_at)
+      VALUES (${'whk_01ARZ3NDEKTSV4RRFFQ69G5FAV'}, ${owner.orgId}, 'https://hooks.example.com/x',
+        ${JSON.stringify([{ template_id: templateId, actions: [], addresses: [] }])}::jsonb,
+        ${Buffer.alloc(32, 1)}, ${now}, ${now}, ${now})`);
+    await tick();
+    const [applied] = await mintMany(1);
+    expect(applied!.batch_id).toMatch(/^bat_/);
+    const { rows } = await svc.container.db.execute<{ event: { action: Record<string, unknown> } }>(
+      sql`SELECT event FROM webhook_deliveries WHERE action_id = ${applied!.id}`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.event.action).toMatchObject({ id: applied!.id, batch_id: applied!.batch_id });
+    await svc.container.db.execute(sql`DELETE FROM webhook_deliveries`);
+    await svc.container.db.execute(sql`DELETE FROM webhooks`);
+  });
+});
+
 describe('inclusion proofs', () => {
   it('prove each action of a batch, and fail when one byte changes', async () => {
     const b = (await get('/batches?status=proven&limit=1&order=asc')).json().batches[0];

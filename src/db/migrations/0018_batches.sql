@@ -26,7 +26,6 @@ WHERE a.id = n.id;
 SELECT setval('action_log_seq', coalesce((SELECT max(seq) FROM action_logs), 0) + 1, false);
 ALTER TABLE action_logs ALTER COLUMN seq SET NOT NULL;
 ALTER TABLE action_logs ALTER COLUMN seq SET DEFAULT nextval('action_log_seq');
-CREATE UNIQUE INDEX action_logs_seq ON action_logs (seq);
 CREATE INDEX action_logs_batch ON action_logs (batch_id, seq) WHERE batch_id IS NOT NULL;
 -- Actions waiting for the next batch to open (their batch was full when they executed).
 CREATE INDEX action_logs_unbatched ON action_logs (seq) WHERE batch_id IS NULL;
@@ -50,10 +49,9 @@ CREATE TABLE batches (
   commitment              text,
   actions_count           integer NOT NULL DEFAULT 0,
   total_fee_wei           numeric(78, 0) NOT NULL DEFAULT 0,
-  affected_actions        jsonb,
+  -- CIDv1 of the content (RFC 8785 JSON of {batch, actions}), which is rebuilt from the
+  -- immutable action log rows when asked for and checked against it (docs/batches.md).
   ipfs_url                text,
-  -- RFC 8785 JSON of {batch, actions}: what GET /batches/{id}/content serves byte for byte.
-  content                 bytea,
   proof                   jsonb,
   proof_id                text,
   error                   text,

@@ -16,6 +16,7 @@ import {
   type BatchHeader,
 } from './formulas.js';
 import type { Anchor } from './anchor/anchor.js';
+import { contentRecord } from './content.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
@@ -204,20 +205,9 @@ export class BatchSealer {
     const content = batchContent(
       head,
       hash,
-      actions.map((a) => a.record),
+      actions.map((a) => contentRecord(a.record)),
     );
-    return {
-      ...head,
-      hash,
-      affected: actions.map((a) => ({
-        id: a.record.id,
-        hash: a.record.hash,
-        name: a.record.name,
-        alias: a.record.object_id ?? '',
-      })),
-      content,
-      ipfs_url: ipfsUrl(content),
-    };
+    return { ...head, hash, ipfs_url: ipfsUrl(content) };
   }
 
   /** Posts proven batches' commitments and follows them until final; answers steps taken. */

@@ -1,10 +1,12 @@
 import { formatEther } from 'viem';
 import type { Db } from '../../db/pool.js';
-import { notFound } from '../../lib/errors.js';
+import type { Logger } from 'pino';
+import { AppError, Code, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { inclusionProof } from '../../lib/merkle.js';
-import { batchLeaves } from '../ebus/index.js';
-import { hashBytes } from './formulas.js';
+import { batchActions, batchLeaves } from '../ebus/index.js';
+import { contentRecord, headerOfRow } from './content.js';
+import { batchContent, hashBytes, ipfsUrl } from './formulas.js';
 import * as repo from './repo/batches.js';
 import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from './schema.js';
 
@@ -16,12 +18,16 @@ const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
  * what anyone may check.
  */
 export class BatchExplorer {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {}
 
   async get(id: string): Promise<Batch> {
     const row = await repo.findBatch(this.db, id);
     if (row === null) throw notFound('batch');
-    return this.toBatch(row);
+    const members = await repo.memberSummaries(this.db, [id]);
+    return this.toBatch(row, members.get(id)!);
   }
 
   async list(query: ListBatchesQuery): Promise<BatchList> {
@@ -33,16 +39,32 @@ export class BatchExplorer {
       (r) => r.created_at,
       (r) => r.id,
     );
-    const batches = await Promise.all(out.items.map((r) => this.toBatch(r)));
+    const members = await repo.memberSummaries(
+      this.db,
+      out.items.map((r) => r.id),
+    );
+    const batches = await Promise.all(out.items.map((r) => this.toBatch(r, members.get(r.id)!)));
     return { batches, next: out.next, has_more: out.has_more };
   }
 
-  /** The canonical content bytes (design.md §6); 404 until the batch's header is written. */
+  /**
+   * The canonical content bytes (design.md §6), rebuilt from the batch's action log rows,
+   * which never change once it is sealed, and checked against its `ipfs_url` before they
+   * are served. 404 until the batch's header is written.
+   */
   async content(id: string): Promise<Buffer> {
-    const content = await repo.findContent(this.db, id);
-    if (content === null) {
-      if ((await repo.findBatch(this.db, id)) === null) throw notFound('batch');
-      throw notFound('batch content (the batch is not sealed yet)');
+    const row = await repo.findBatch(this.db, id);
+    if (row === null) throw notFound('batch');
+    if (row.hash === null) throw notFound('batch content (the batch is not sealed yet)');
+    const actions = await batchActions(this.db, id);
+    const content = batchContent(
+      headerOfRow(row),
+      row.hash,
+      actions.map((a) => contentRecord(a.record)),
+    );
+    if (ipfsUrl(content) !== row.ipfs_url) {
+      this.logger.error({ batch: id }, 'a batch content no longer matches its ipfs_url');
+      throw new AppError(Code.INTERNAL, 'the batch content does not match its ipfs_url');
     }
     return content;
   }
@@ -61,18 +83,14 @@ export class BatchExplorer {
     );
   }
 
-  /** The API record; a batch not yet sealed shows its actions so far. */
-  private async toBatch(r: repo.BatchRow): Promise<Batch> {
-    let affected = r.affected_actions;
+  /** The API record; a building batch shows its actions so far. */
+  private async toBatch(r: repo.BatchRow, affected: repo.AffectedAction[]): Promise<Batch> {
     let count = r.actions_count;
     let fee = r.total_fee_wei;
-    if (affected === null) {
-      affected = await repo.memberSummaries(this.db, r.id);
-      if (r.status === 'building') {
-        const totals = await repo.memberTotals(this.db, r.id);
-        count = totals.count;
-        fee = totals.feeWei;
-      }
+    if (r.status === 'building') {
+      const totals = await repo.memberTotals(this.db, r.id);
+      count = totals.count;
+      fee = totals.feeWei;
     }
     return {
       id: r.id,

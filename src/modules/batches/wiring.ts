@@ -62,7 +62,7 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   return {
     hook: w.config.batches.enabled ? { writes: () => [], batchJoin } : { writes: () => [] },
     sizes: { recentAverageBatchSize: (window) => recentAverageSize(w.db, window) },
-    explorer: new BatchExplorer(w.db),
+    explorer: new BatchExplorer(w.db, w.logger),
     sealer,
     publicKey: attestation.publicKey,
     close: async () => {

@@ -35,7 +35,6 @@ export interface BatchRow {
   commitment: string | null;
   actions_count: number;
   total_fee_wei: string;
-  affected_actions: AffectedAction[] | null;
   ipfs_url: string | null;
   proof: BatchProof | null;
   proof_id: string | null;
@@ -75,7 +74,7 @@ type RawBatch = Omit<
 
 const COLUMNS = sql.raw(`id, sequence, status, seq_start, capacity, version, hash, prev_hash,
   integrity_root, prev_integrity_root, actions_hash, commitment, actions_count,
-  total_fee_wei::text AS total_fee_wei, affected_actions, ipfs_url, proof, proof_id, error,
+  total_fee_wei::text AS total_fee_wei, ipfs_url, proof, proof_id, error,
   sender, l2_tx_hash, l2_finalization_tx_hash, anchor_attempts, next_attempt_at, sealed_at,
   challenge_window_end, completed_at, created_at, updated_at`);
 
@@ -162,12 +161,19 @@ export async function memberTotals(
   return { count: rows[0]!.n, feeWei: rows[0]!.fee };
 }
 
-/** The live part of a building batch: its actions so far, in execution order. */
-export async function memberSummaries(exec: Executor, batchId: string): Promise<AffectedAction[]> {
-  const { rows } = await exec.execute<AffectedAction>(sql`
-    SELECT id, hash, name, coalesce(object_id, '') AS alias
-    FROM action_logs WHERE batch_id = ${batchId} ORDER BY seq`);
-  return rows;
+/** The actions of each batch given, in execution order (`alias`: the object's id). */
+export async function memberSummaries(
+  exec: Executor,
+  batchIds: readonly string[],
+): Promise<Map<string, AffectedAction[]>> {
+  const out = new Map<string, AffectedAction[]>(batchIds.map((id) => [id, []]));
+  if (batchIds.length === 0) return out;
+  const { rows } = await exec.execute<AffectedAction & { batch_id: string }>(sql`
+    SELECT batch_id, id, hash, name, coalesce(object_id, '') AS alias FROM action_logs
+    WHERE batch_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(batchIds)}::jsonb))
+    ORDER BY batch_id, seq`);
+  for (const { batch_id, ...a } of rows) out.get(batch_id)!.push(a);
+  return out;
 }
 
 export async function lastSequence(exec: Executor): Promise<number> {
@@ -247,19 +253,16 @@ export interface SealedHeader {
   commitment: string;
   actions_count: number;
   total_fee_wei: string;
-  affected: AffectedAction[];
-  content: Buffer;
   ipfs_url: string;
 }
 
-/** Writes a sealed batch's header and content (it stays `proving` until its proof). */
+/** Writes a sealed batch's header (it stays `proving` until its proof). */
 export async function saveHeader(exec: Executor, id: string, h: SealedHeader, now: Date) {
   await exec.execute(sql`
     UPDATE batches SET hash = ${h.hash}, prev_hash = ${h.prev_hash},
       integrity_root = ${h.integrity_root}, prev_integrity_root = ${h.prev_integrity_root},
       actions_hash = ${h.actions_hash}, commitment = ${h.commitment},
       actions_count = ${h.actions_count}, total_fee_wei = ${h.total_fee_wei}::numeric,
-      affected_actions = ${JSON.stringify(h.affected)}::jsonb, content = ${h.content},
       ipfs_url = ${h.ipfs_url}, updated_at = ${now}
     WHERE id = ${id} AND status = 'proving'`);
 }
@@ -379,17 +382,6 @@ export async function listBatches(
     exec,
     sql`SELECT ${COLUMNS} FROM batches WHERE ${where} ${orderBy(page)} LIMIT ${page.limit + 1}`,
   );
-}
-
-/** The content bytes of a sealed batch (null while building, or no such batch). */
-export async function findContent(exec: Executor, id: string): Promise<Buffer | null> {
-  const { rows } = await exec.execute<{ content: Buffer | string | null }>(
-    sql`SELECT content FROM batches WHERE id = ${id}`,
-  );
-  const c = rows[0]?.content ?? null;
-  if (c === null) return null;
-  // bytea arrives as a Buffer through pg, or as '\x…' text through drizzle's session.
-  return typeof c === 'string' ? Buffer.from(c.replace(/^\\x/, ''), 'hex') : c;
 }
 
 /** Mean actions per batch over the last `window` sealed (not failed) batches. */
