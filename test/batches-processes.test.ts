@@ -169,6 +169,7 @@ describe('batches across processes', () => {
 
   it('loses no action and puts none in two batches when killed while building and while sealing', async () => {
     const m = await minter();
+    const fillers = await Promise.all(Array.from({ length: MAX_ACTIONS }, () => minter()));
     const applied: string[] = [];
     // 1. Killed while a batch is building: requests in flight when the process dies.
     const first = await startService({ BATCH_MAX_SECONDS: '3600' });
@@ -191,8 +192,9 @@ describe('batches across processes', () => {
     try {
       await lockHolder.query('BEGIN');
       await lockHolder.query(`SELECT id FROM batches WHERE status = 'building' FOR UPDATE`);
-      // Fill the batch so the sealer starts closing it.
-      const fill = Array.from({ length: MAX_ACTIONS }, () => mint(second.url, m));
+      // Fill the batch so the sealer starts closing it (one wallet each: concurrent actions
+      // of one wallet may arrive out of nonce order).
+      const fill = fillers.map((f) => mint(second.url, f));
       await eventually(async () => {
         const { rows } = await db.execute<{ n: number }>(sql`
           SELECT count(*)::int AS n FROM pg_stat_activity

@@ -94,20 +94,34 @@ export class BatchSealer {
   }
 
   /**
-   * Under the join lock held exclusively (no group is between its join and its commit):
-   * seals the building batch if it has actions and opens the next one, whose numbers start
-   * where the sealed batch's ended (or at the next number, if it closed early).
+   * Seals the building batch if it has actions and opens the next one, whose numbers start
+   * where the sealed batch's ended (or at the next number, if it closed early). A batch is
+   * closed only once no group that joined it is still open:
+   * - full (every number of its range handed out): no new group can take one of its numbers,
+   *   so this waits only for the groups that were already open then, and joins go on;
+   * - closing early: the join lock is held exclusively, which waits for open groups and holds
+   *   new ones off for the few milliseconds the switch takes.
    */
   private async switchBatch(tx: Executor): Promise<boolean> {
     const { clock, config } = this.deps;
     if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
-    await repo.holdJoins(tx, JOIN_WAIT_MS);
+    let b = await repo.findBuilding(tx);
+    let next = await repo.nextSeq(tx);
+    if (b !== null && next >= b.seq_start + b.capacity) {
+      // Numbers are taken after the join lock: a group holding one of this batch's numbers
+      // holds the lock and began before now.
+      if (!(await repo.joinsSettled(tx, JOIN_WAIT_MS))) return false;
+    } else {
+      await repo.holdJoins(tx, JOIN_WAIT_MS);
+      b = await repo.findBuilding(tx);
+      next = await repo.nextSeq(tx);
+    }
     const now = clock.now();
-    const next = await repo.nextSeq(tx);
-    const b = await repo.findBuilding(tx);
     let seqStart: number;
     if (b !== null) {
       const end = b.seq_start + b.capacity;
+      // Actions of its range logged while no batch was open (at a first start) join it now.
+      await repo.adoptWaiting(tx, b.id, b.seq_start, b.capacity);
       const totals = await repo.memberTotals(tx, b.id);
       if (totals.count === 0) {
         // Every number it handed out was rolled back: nothing to seal, start it again.

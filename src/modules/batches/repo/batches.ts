@@ -120,6 +120,29 @@ export async function holdJoins(exec: Executor, timeoutMs: number): Promise<void
   await exec.execute(sql`SELECT set_config('lock_timeout', '0', true)`);
 }
 
+/**
+ * Waits, at most `timeoutMs`, until no transaction that began before this call still holds
+ * the join lock: every group that joined a batch before then has committed or rolled back.
+ * Joins go on meanwhile. False when the wait ran out.
+ */
+export async function joinsSettled(exec: Executor, timeoutMs: number): Promise<boolean> {
+  // As text: the comparison keeps PostgreSQL's microseconds.
+  const { rows } = await exec.execute<{ t0: string }>(sql`SELECT clock_timestamp()::text AS t0`);
+  const t0 = rows[0]!.t0;
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const { rows: open } = await exec.execute<{ n: number }>(sql`
+      SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND l.classid::int8 * 4294967296 + l.objid::int8 = ${JOIN_LOCK}::int8
+        AND a.xact_start < ${t0}::timestamptz`);
+    if (open[0]!.n === 0) return true;
+    if (performance.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 // --- The building batch ------------------------------------------------------------------
 
 export async function findBuilding(exec: Executor): Promise<BatchRow | null> {
@@ -209,7 +232,7 @@ export async function restartEmpty(
 }
 
 /** The actions of the batch's range logged while no batch could take them join it. */
-async function adoptWaiting(exec: Executor, id: string, seqStart: number, capacity: number) {
+export async function adoptWaiting(exec: Executor, id: string, seqStart: number, capacity: number) {
   await exec.execute(sql`
     UPDATE action_logs SET batch_id = ${id}
     WHERE batch_id IS NULL AND seq >= ${seqStart} AND seq < ${seqStart + capacity}`);
