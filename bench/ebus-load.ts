@@ -24,6 +24,7 @@ const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp
 export const NETWORK = 'ons-bench';
 
 export interface BenchWallet {
+  id: string;
   orgId: string;
   address: string;
   key: Uint8Array;
@@ -43,7 +44,7 @@ export async function benchSessions(database: Database, publicUrl: string) {
   return new SessionService(database.db, systemClock, tokens);
 }
 
-/** An organization with a public mint template and `count` member wallets signing with EOAs. */
+/** An organization with a public template (mint, transfer, update) and `count` member wallets signing with EOAs. */
 export async function makeBenchOrg(
   database: Database,
   sessions: SessionService,
@@ -56,7 +57,7 @@ export async function makeBenchOrg(
     VALUES (${orgId}, 'bench', ${(10n ** 30n).toString()}::numeric, ${now}, ${now})`);
   const templateId = newId('template');
   await db.execute(sql`INSERT INTO templates (id, organization_id, name, actions, is_public, created_at, updated_at)
-    VALUES (${templateId}, ${orgId}, 'bench', '{mint}', true, ${now}, ${now})`);
+    VALUES (${templateId}, ${orgId}, 'bench', '{mint,transfer,update}', true, ${now}, ${now})`);
   const wallets: BenchWallet[] = [];
   for (let i = 0; i < count; i++) {
     const key = randomBytes(32);
@@ -70,7 +71,7 @@ export async function makeBenchOrg(
     await db.execute(sql`INSERT INTO credentials (id, wallet_id, type, external_id, created_at)
       VALUES (${newId('credential')}, ${id}, 'eoa', ${address}, ${now})`);
     const t = await sessions.issue(db, { walletId: id, orgId, device: 'bench' });
-    wallets.push({ orgId, address, key, token: t.access_token });
+    wallets.push({ id, orgId, address, key, token: t.access_token });
   }
   return { orgId, templateId, wallets };
 }

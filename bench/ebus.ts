@@ -21,45 +21,33 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { privateKeyToAccount } from 'viem/accounts';
-import type * as Secp256k1 from 'secp256k1';
 import { loadConfig } from '../src/config.js';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import { createLogger } from '../src/http/logger.js';
-import { eip191Digest } from '../src/lib/crypto/eip191.js';
 import { systemClock } from '../src/lib/clock.js';
-import { newId } from '../src/lib/ids.js';
 import { SessionService } from '../src/modules/auth/session-service.js';
 import { TokenService } from '../src/modules/auth/token-service.js';
 import { actionHash, buildActionText } from '../src/modules/ebus/action-text.js';
 import type { VerifiedAction } from '../src/modules/ebus/types.js';
 import { createEbus } from '../src/modules/ebus/wiring.js';
 import { describeCpu, sampleCpu } from './cpu-account.js';
+import { makeBenchOrg, NETWORK, presign as presignFrom, type BenchWallet } from './ebus-load.js';
 import { RawLane } from './raw-client.js';
 import { measureRecoveryRate } from './signature-recovery.js';
 
-const secp = createRequire(import.meta.url)('secp256k1/bindings') as typeof Secp256k1;
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const CONNECTIONS = 50;
 const BATCH_SIZE = Math.min(100, Number(process.env.BENCH_BATCH_SIZE ?? 20));
 const PER_WALLET = Number(process.env.BENCH_ACTIONS_PER_WALLET ?? 640);
-const NETWORK = 'ons-bench';
 const WARM_UP = 40;
 
-interface Wallet {
-  id: string;
-  orgId: string;
-  address: string;
-  key: Uint8Array;
-  token: string;
-}
+type Wallet = BenchWallet;
 
 async function freshDatabase(): Promise<string> {
   const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -83,52 +71,11 @@ async function dropDatabase(url: string): Promise<void> {
   await admin.end();
 }
 
-async function makeOrg(database: Database, sessions: SessionService, wallets: number) {
-  const db = database.db;
-  const orgId = newId('organization');
-  const now = new Date();
-  await db.execute(sql`INSERT INTO organizations (id, name, balance_wei, created_at, updated_at)
-    VALUES (${orgId}, 'bench', ${(10n ** 30n).toString()}::numeric, ${now}, ${now})`);
-  const templateId = newId('template');
-  await db.execute(sql`INSERT INTO templates (id, organization_id, name, actions, is_public, created_at, updated_at)
-    VALUES (${templateId}, ${orgId}, 'bench', '{mint,transfer,update}', true, ${now}, ${now})`);
-  const out: Wallet[] = [];
-  for (let i = 0; i < wallets; i++) {
-    const key = randomBytes(32);
-    const address = privateKeyToAccount(`0x${key.toString('hex')}`).address.toLowerCase();
-    const id = newId('wallet');
-    await db.execute(
-      sql`INSERT INTO wallets (id, address, created_at, updated_at) VALUES (${id}, ${address}, ${now}, ${now})`,
-    );
-    await db.execute(sql`INSERT INTO members (id, organization_id, wallet_id, role, status, created_at, updated_at)
-      VALUES (${newId('member')}, ${orgId}, ${id}, 'member', 'active', ${now}, ${now})`);
-    await db.execute(sql`INSERT INTO credentials (id, wallet_id, type, external_id, created_at)
-      VALUES (${newId('credential')}, ${id}, 'eoa', ${address}, ${now})`);
-    const t = await sessions.issue(db, { walletId: id, orgId, device: 'bench' });
-    out.push({ id, orgId, address, key, token: t.access_token });
-  }
-  return { orgId, templateId, wallets: out };
-}
+const makeOrg = makeBenchOrg;
 
 /** Signs `count` mints for a wallet with native secp256k1 (EIP-191), untimed. */
-function presign(w: Wallet, templateId: string, count: number): string[] {
-  const expires = new Date(Date.now() + 3600_000).toISOString();
-  const bodies: string[] = [];
-  for (let nonce = 0; nonce < count; nonce++) {
-    const action = {
-      wallet: w.address,
-      name: 'mint',
-      params: { template_id: templateId },
-      nonce,
-      expires,
-    };
-    const text = buildActionText({ network: NETWORK, organizationId: w.orgId, ...action });
-    const { signature, recid } = secp.ecdsaSign(eip191Digest(text), w.key);
-    const sig = `0x${Buffer.from(signature).toString('hex')}${(27 + recid).toString(16)}`;
-    bodies.push(JSON.stringify({ action, signature: { type: 'eoa', signature: sig } }));
-  }
-  return bodies;
-}
+const presign = (w: Wallet, templateId: string, count: number) =>
+  presignFrom(w, templateId, 0, count);
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chainProblems } from './helpers/batches.js';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from './helpers/ebus.js';
-import { freePort, sleep } from './helpers/processes.js';
+import { sleep, spawnService } from './helpers/processes.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
 /**
@@ -26,38 +26,14 @@ afterAll(async () => {
 });
 
 async function startService(env: Record<string, string> = {}) {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: helper.config.databaseUrl!,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: helper.config.publicUrl,
-      NETWORK_ID: helper.config.networkId,
-      RATE_LIMIT_ENABLED: 'false',
-      LOG_LEVEL: 'warn',
-      EBUS_RECOVERY_THREAD: 'false',
-      WEBHOOK_DELIVERY: 'false',
-      BATCH_MAX_ACTIONS: String(MAX_ACTIONS),
-      BATCH_MAX_SECONDS: '1',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const started = await spawnService(helper, {
+    WEBHOOK_DELIVERY: 'false',
+    BATCH_MAX_ACTIONS: String(MAX_ACTIONS),
+    BATCH_MAX_SECONDS: '1',
+    ...env,
   });
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) return { url, child };
-    } catch {
-      /* not listening yet */
-    }
-    if (child.exitCode !== null) throw new Error(`service exited early with ${child.exitCode}`);
-    await sleep(200);
-  }
-  throw new Error('service did not become ready');
+  children.push(started.child);
+  return started;
 }
 
 async function kill(child: ChildProcess) {

@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signEoa } from './helpers/ebus.js';
@@ -11,6 +10,7 @@ import {
   type TestCa,
 } from './helpers/webhook-receiver.js';
 import { createWebhook, headersNow, signerWithTemplate } from './helpers/webhooks.js';
+import { freePort, spawnService } from './helpers/processes.js';
 
 /**
  * Issue 20 item 7: a service killed with SIGKILL right after an action commits, and again
@@ -36,48 +36,18 @@ afterAll(async () => {
   await helper.stop();
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function startService(port: number, deliver: boolean): Promise<ChildProcess> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: helper.config.databaseUrl!,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    // The helper issued the tokens and built the texts to sign with these.
-    PUBLIC_URL: helper.config.publicUrl,
-    NETWORK_ID: helper.config.networkId,
-    RATE_LIMIT_ENABLED: 'false',
-    LOG_LEVEL: 'warn',
-    WEBHOOK_ALLOW_LOOPBACK: 'true',
-    WEBHOOK_CA_FILE: ca.caFile,
-    WEBHOOK_DELIVERY: String(deliver),
-    EBUS_RECOVERY_THREAD: 'false',
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const { child } = await spawnService(
+    helper,
+    {
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_CA_FILE: ca.caFile,
+      WEBHOOK_DELIVERY: String(deliver),
+    },
+    port,
+  );
   children.push(child);
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return child;
-    } catch {
-      /* not listening yet */
-    }
-    if (child.exitCode !== null) throw new Error(`service exited early with ${child.exitCode}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('service did not become ready');
+  return child;
 }
 
 async function kill(child: ChildProcess): Promise<void> {

@@ -8,3 +8,25 @@ export interface Worker {
   /** Stops taking new work and finishes what is in hand. */
   stop(): Promise<void>;
 }
+
+/** An idle wait that `wake()` cuts short: a worker's pause between passes. */
+export class Pause {
+  private waking: (() => void) | null = null;
+
+  /** Resolves after `ms`, or at once when woken meanwhile. */
+  wait(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waking = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waking = done;
+    });
+  }
+
+  wake(): void {
+    this.waking?.();
+  }
+}

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Worker } from '../lib/worker.js';
+import { Pause, type Worker } from '../lib/worker.js';
 import type { BatchSealer } from '../modules/batches/sealer.js';
 
 export interface SealerWorkerOptions {
@@ -20,7 +20,7 @@ export class BatchSealerWorker implements Worker {
   private readonly errorPauseMs: number;
   private running = false;
   private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly pause = new Pause();
 
   constructor(
     private readonly sealer: BatchSealer,
@@ -39,7 +39,7 @@ export class BatchSealerWorker implements Worker {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.pause.wake();
     await this.loop;
   }
 
@@ -52,16 +52,7 @@ export class BatchSealerWorker implements Worker {
         this.logger.error({ err }, 'the batch sealer failed; will retry');
         pause = this.errorPauseMs;
       }
-      if (pause > 0 && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, pause);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = null;
-      }
+      if (pause > 0 && this.running) await this.pause.wait(pause);
     }
   }
 }

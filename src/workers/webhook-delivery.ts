@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Worker } from '../lib/worker.js';
+import { Pause, type Worker } from '../lib/worker.js';
 import type {
   ClaimedDelivery,
   DeliveryRunner,
@@ -44,7 +44,7 @@ export class WebhookDeliveryWorker implements Worker {
   private flushing: Promise<void> = Promise.resolve();
   private running = false;
   private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private readonly pause = new Pause();
 
   constructor(
     private readonly runner: DeliveryRunner,
@@ -67,7 +67,7 @@ export class WebhookDeliveryWorker implements Worker {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.pause.wake();
     await this.loop;
     await Promise.all(this.sending);
     await this.flush();
@@ -101,14 +101,7 @@ export class WebhookDeliveryWorker implements Worker {
       // Attempts that ended while the claim ran found no sleeper to wake: claim again now.
       const endedMeanwhile = this.ended >= this.claimEvery || (claimed > 0 && this.busy === 0);
       if ((claimed === 0 || this.busy >= this.maxInFlight) && !endedMeanwhile) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.idlePollMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = null;
+        await this.pause.wait(this.idlePollMs);
       }
     }
   }
@@ -137,7 +130,7 @@ export class WebhookDeliveryWorker implements Worker {
       else this.inFlight.set(d.webhook_id, n);
       this.sending.delete(done);
       // Claiming after every single attempt would cost a query per delivery.
-      if (++this.ended >= this.claimEvery || this.sending.size === 0) this.wake?.();
+      if (++this.ended >= this.claimEvery || this.sending.size === 0) this.pause.wake();
     });
     this.sending.add(done);
   }

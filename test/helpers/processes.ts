@@ -93,3 +93,44 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   await stop();
   throw new Error('service did not become ready');
 }
+
+/**
+ * `src/main.ts` run by node itself (so a SIGKILL reaches the service, not a wrapper) on the
+ * database of `base`, a test service that made the fixtures (tokens and signed texts match its
+ * PUBLIC_URL and NETWORK_ID); ready when `/readyz` answers 200.
+ */
+export async function spawnService(
+  base: { config: { databaseUrl: string | null; publicUrl: string; networkId: string } },
+  env: Record<string, string> = {},
+  port?: number,
+): Promise<{ url: string; port: number; child: ChildProcess }> {
+  const p = port ?? (await freePort());
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: base.config.databaseUrl!,
+      PORT: String(p),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: base.config.publicUrl,
+      NETWORK_ID: base.config.networkId,
+      RATE_LIMIT_ENABLED: 'false',
+      LOG_LEVEL: 'warn',
+      EBUS_RECOVERY_THREAD: 'false',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${p}`;
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) return { url, port: p, child };
+    } catch {
+      /* not listening yet */
+    }
+    if (child.exitCode !== null) throw new Error(`service exited early with ${child.exitCode}`);
+    await sleep(200);
+  }
+  child.kill('SIGKILL');
+  throw new Error('service did not become ready');
+}

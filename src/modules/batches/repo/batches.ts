@@ -9,6 +9,7 @@ import {
   orderBy,
   type ParsedList,
 } from '../../../lib/list.js';
+import type { BatchHeader } from '../formulas.js';
 import type { BatchProof } from '../prover.js';
 import { JOIN_LOCK } from './join.js';
 
@@ -266,18 +267,11 @@ export async function findBySequence(exec: Executor, sequence: number): Promise<
   return rows[0] ?? null;
 }
 
-/** A sealed batch's header (design.md §6) with what is derived from it. */
-export interface SealedHeader {
+/** A sealed batch's header (design.md §6) with its hash and content CID. */
+export type SealedHeader = Omit<BatchHeader, 'id' | 'sequence' | 'when_created'> & {
   hash: string;
-  prev_hash: string;
-  prev_integrity_root: string;
-  integrity_root: string;
-  actions_hash: string;
-  commitment: string;
-  actions_count: number;
-  total_fee_wei: string;
   ipfs_url: string;
-}
+};
 
 /** Writes a sealed batch's header (it stays `proving` until its proof). */
 export async function saveHeader(exec: Executor, id: string, h: SealedHeader, now: Date) {
