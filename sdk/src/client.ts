@@ -82,12 +82,8 @@ export class OnsClient {
     const method = (name: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE') => {
       const call = this.raw[name] as unknown as RawCall;
       return (async (path: string, init?: unknown) => {
-        let answer: Awaited<ReturnType<RawCall>>;
-        try {
-          answer = await call(path, init);
-        } catch (err) {
-          throw isAbort(err) ? err : OnsError.unreachable(err);
-        }
+        // A call that got no answer throws an OnsError from the transport already.
+        const answer = await call(path, init);
         if (!answer.response.ok) throw OnsError.fromAnswer(answer.response, answer.error);
         return answer.data;
       }) as never;
@@ -133,8 +129,4 @@ export class OnsClient {
 /** A client of the service at `options.baseUrl`. */
 export function createOnsClient(options: OnsClientOptions): OnsClient {
   return new OnsClient(options);
-}
-
-function isAbort(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
 }

@@ -1,4 +1,4 @@
-import { retryAfterSeconds } from './errors.js';
+import { OnsError, retryAfterSeconds } from './errors.js';
 
 /** The two tokens of a signed-in session, as every sign-in answer gives them. */
 export interface Session {
@@ -128,7 +128,9 @@ export class Transport {
           signal: request.signal,
           redirect: request.redirect,
         }),
-      );
+      ).catch((err: unknown) => {
+        throw isAbort(err) ? err : OnsError.unreachable(err);
+      });
       if (
         response.status === 401 &&
         usedToken !== null &&
@@ -218,4 +220,8 @@ function pick(s: Session): Session {
 
 function isRefreshCall(url: string, baseUrl: string): boolean {
   return url.split('?')[0] === `${baseUrl}${REFRESH_PATH}`;
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
 }
