@@ -13,7 +13,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type pg from 'pg';
 import type { Container } from '../src/container.js';
-import { buildApp, routeTableOf, type RouteEntry } from '../src/http/app.js';
+import { buildApp, routeTableOf, type App, type RouteEntry } from '../src/http/app.js';
 import { createLogger } from '../src/http/logger.js';
 import {
   OPERATIONS,
@@ -40,8 +40,12 @@ function inert(): unknown {
   return proxy;
 }
 
-/** Every route of the service as registered by src/routes.ts, without a database. */
-export async function collectRouteTable(): Promise<RouteEntry[]> {
+/**
+ * The service's HTTP app with every route of src/routes.ts, ready but not listening, on
+ * services that are inert stubs: its route table and its /openapi.json need no database.
+ * Also used by scripts/sdk-types.ts.
+ */
+export async function buildInertApp(): Promise<App> {
   const container = inert() as Container;
   const app = await buildApp({
     logger: createLogger('silent'),
@@ -56,6 +60,12 @@ export async function collectRouteTable(): Promise<RouteEntry[]> {
     routes: (a) => registerRoutes(a, container),
   });
   await app.ready();
+  return app;
+}
+
+/** Every route of the service as registered by src/routes.ts, without a database. */
+export async function collectRouteTable(): Promise<RouteEntry[]> {
+  const app = await buildInertApp();
   const table = routeTableOf(app);
   await app.close();
   return table;
