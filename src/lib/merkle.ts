@@ -1,15 +1,22 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
-const LEAF_PREFIX = Buffer.from([0x00]);
-const NODE_PREFIX = Buffer.from([0x01]);
 const HEX_RE = /^0x(?:[0-9a-fA-F]{2})*$/;
 
+/** RFC 6962 leaf hash: H(0x00 ‖ leaf). */
 function leafHash(leaf: Buffer): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(leaf).digest();
+  const input = Buffer.allocUnsafe(leaf.length + 1);
+  input[0] = 0x00;
+  leaf.copy(input, 1);
+  return hash('sha256', input, 'buffer');
 }
 
+/** RFC 6962 node hash: H(0x01 ‖ left ‖ right), both 32 bytes. */
 function nodeHash(left: Buffer, right: Buffer): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  const input = Buffer.allocUnsafe(65);
+  input[0] = 0x01;
+  left.copy(input, 1);
+  right.copy(input, 33);
+  return hash('sha256', input, 'buffer');
 }
 
 /** `0x` + lowercase hex of bytes. */

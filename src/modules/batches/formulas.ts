@@ -63,8 +63,11 @@ export function compareBytes(a: string, b: string): number {
  * with its integrity hash after the batch.
  */
 export function integrityRoot(objects: readonly { id: string; integrity_hash: string }[]): string {
-  const sorted = [...objects].sort((a, b) => compareBytes(a.id, b.id));
-  return hex(merkleRootOfData(sorted.map((o) => integrityLeaf(o.id, o.integrity_hash))));
+  const leaves = objects.map((o) => ({ key: Buffer.from(o.id, 'utf8'), hash: o.integrity_hash }));
+  leaves.sort((a, b) => Buffer.compare(a.key, b.key));
+  return hex(
+    merkleRootOfData(leaves.map((l) => Buffer.concat([l.key, Buffer.of(0), hashBytes(l.hash)]))),
+  );
 }
 
 /**
