@@ -34,7 +34,9 @@ describe('compilePattern', () => {
       let result: boolean | undefined;
       const ms = medianMs(() => (result = re.test(s)));
       expect(result).toBe(expected);
-      expect(ms).toBeLessThan(10);
+      // Linear: a few milliseconds on an idle machine. The bound is loose so a busy machine
+      // does not fail it; V8's backtracking engine would not finish on these inputs at all.
+      expect(ms).toBeLessThan(500);
     },
   );
 
