@@ -1,4 +1,8 @@
 import { createHash, createPublicKey, verify as nodeVerify } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main as onsVerify } from '@ons/sdk/cli';
 import { recoverMessageAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -45,6 +49,7 @@ const history = async (id: string) =>
 const network = () => getJson<{ network: string; batch_public_key: string }>('/public/network');
 const credentialOf = (id: string) => source.json<PublicCredential>(`/public/credentials/${id}`);
 const raw = (path: string) => fetch(`${net.live.baseUrl}${path}`);
+const answer = async (res: Response) => [res.status, ((await res.json()) as { code: number }).code];
 
 describe('item 1: what a verifier needs is served without a credential', () => {
   it('rebuilds an EOA and a passkey action from public answers and checks them with viem and node:crypto', async () => {
@@ -103,14 +108,14 @@ describe('item 1: what a verifier needs is served without a credential', () => {
 
   it('refuses credentials it must not publish and malformed ids', async () => {
     const unknown = await raw('/public/credentials/AAAA');
-    expect([unknown.status, (await unknown.json()).code]).toEqual([404, 5]);
+    expect(await answer(unknown)).toEqual([404, 5]);
     // Registered, but it never signed an action: not published (docs/decisions.md).
     const idle = await raw(`/public/credentials/${net.idle.authenticator.credentialId}`);
-    expect([idle.status, (await idle.json()).code]).toEqual([404, 5]);
+    expect(await answer(idle)).toEqual([404, 5]);
     const bad = await raw('/public/credentials/a+b');
-    expect([bad.status, (await bad.json()).code]).toEqual([400, 3]);
+    expect(await answer(bad)).toEqual([400, 3]);
     const long = await raw(`/public/credentials/${'a'.repeat(1367)}`);
-    expect([long.status, (await long.json()).code]).toEqual([400, 3]);
+    expect(await answer(long)).toEqual([400, 3]);
   });
 
   it('serves a public object history, not a private or missing one', async () => {
@@ -128,10 +133,10 @@ describe('item 1: what a verifier needs is served without a credential', () => {
     const missing = net.publicA.slice(0, -1) + (net.publicA.endsWith('Z') ? 'Y' : 'Z');
     for (const id of [net.privateC, missing]) {
       const res = await raw(`/public/objects/${id}/history`);
-      expect([res.status, (await res.json()).code]).toEqual([404, 5]);
+      expect(await answer(res)).toEqual([404, 5]);
     }
     const bad = await raw('/public/objects/nope/history');
-    expect([bad.status, (await bad.json()).code]).toEqual([400, 3]);
+    expect(await answer(bad)).toEqual([400, 3]);
     const limit = await raw(`/public/objects/${net.publicA}/history?limit=101`);
     expect(limit.status).toBe(400);
   });
@@ -372,5 +377,42 @@ describe('item 7: one changed byte is named', () => {
     expect(
       verifyActionInclusion(action, proof, { ...batch, actions_hash: flipHex(batch.actions_hash) }),
     ).toMatchObject({ ok: false, failed: 'root' });
+  });
+});
+
+describe('the ons-verify CLI', () => {
+  it('checks a URL, downloads, checks the saved files offline, and fails on a changed file', async () => {
+    const lines: string[] = [];
+    const out = { log: (l: string) => lines.push(l), isTTY: false };
+    expect(await onsVerify(['check', net.live.baseUrl], out)).toBe(0);
+    expect(lines.at(-1)).toBe('19 checked, 19 ok, 0 failed');
+    expect(lines).toContain(`ok    object ${net.publicA}`);
+    expect(lines.some((l) => /not checkable from public data: integrity_root/.test(l))).toBe(true);
+    const dir = await mkdtemp(join(tmpdir(), 'ons-verify-'));
+    try {
+      lines.length = 0;
+      expect(
+        await onsVerify(['download', net.live.baseUrl, dir, '--object', net.publicA], out),
+      ).toBe(0);
+      lines.length = 0;
+      expect(await onsVerify(['check', dir, '--object', net.publicA], out)).toBe(0);
+      expect(lines.at(-1)).toBe('14 checked, 14 ok, 0 failed');
+      // One byte of the saved object changed.
+      const file = (await readdir(dir)).find((f) =>
+        f.startsWith(encodeURIComponent('/public/objects?id=')),
+      )!;
+      const text = await readFile(join(dir, file), 'utf8');
+      await writeFile(join(dir, file), text.replace('"seat":"14C"', '"seat":"14D"'));
+      lines.length = 0;
+      expect(await onsVerify(['check', dir, '--object', net.publicA], out)).toBe(1);
+      expect(lines.filter((l) => l.startsWith('FAIL'))).toEqual([
+        `FAIL  object ${net.publicA}: custom — the served custom is not what its 5 actions leave`,
+      ]);
+      // Something never downloaded, and a bad command: exit 2.
+      expect(await onsVerify(['check', dir, '--object', net.publicB], out)).toBe(2);
+      expect(await onsVerify(['nope'], { log: () => {}, isTTY: false })).not.toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -59,7 +59,11 @@ export async function main(
   let status = 0;
   const program = new Command('ons-verify')
     .description("Re-check an Object Network Service's public history without trusting it")
-    .exitOverride();
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => out.log(s.trimEnd()),
+      writeErr: (s) => out.log(s.trimEnd()),
+    });
   program
     .command('check')
     .description('verify from the service\'s public base URL or a directory saved by "download"')
