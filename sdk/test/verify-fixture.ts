@@ -57,7 +57,7 @@ export async function buildNetwork(): Promise<VerifyNetwork> {
     });
     if (res.statusCode !== 200) throw new Error(`${name}: ${res.body}`);
     svc.clock.advance(1000);
-    return (res.json() as { object: { id: string } }).object.id;
+    return res.json<{ object: { id: string } }>().object.id;
   };
   const publicA = await run(owner, 'mint', {
     template_id: template,

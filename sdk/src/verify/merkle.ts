@@ -1,4 +1,4 @@
-import { concat, equalBytes, hashBytes, hex, sha256 } from './bytes.js';
+import { equalBytes, hashBytes, hex, sha256 } from './bytes.js';
 
 /**
  * RFC 6962 Merkle trees (docs/batches.md): leaf = H(0x00 ‖ data), node = H(0x01 ‖ left ‖

@@ -93,7 +93,9 @@ function apply(prev: State | null, a: ActionRecord, t: TemplateInfo): State {
       break;
     case 'update':
       if (p.custom) s.custom = p.custom as Record<string, unknown>;
-      if (p.metadata) s.metadata = { ...prev.metadata, ...(p.metadata as object) };
+      if (p.metadata) {
+        s.metadata = { ...prev.metadata, ...(p.metadata as Record<string, unknown>) };
+      }
       break;
     case 'drop':
       s.is_dropped = true;
