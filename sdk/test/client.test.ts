@@ -50,7 +50,12 @@ describe('typed calls', () => {
     expect(typeof page.has_more).toBe('boolean');
 
     const network = await ons.GET('/public/network');
-    expect(network).toEqual({ network: 'ons-test', token: 'ONS', decimals: 18 });
+    expect(network).toEqual({
+      network: 'ons-test',
+      token: 'ONS',
+      decimals: 18,
+      batch_public_key: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
 
     const changed = await ons.PATCH('/organizations/{organizationId}', {
       params: { path: { organizationId: owner.orgId } },
