@@ -4,7 +4,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   // Tests use the SDK from its source, as the workspace package it is (sdk/, '@ons/sdk').
   resolve: {
-    alias: { '@ons/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)) },
+    alias: {
+      '@ons/sdk/cli': fileURLToPath(new URL('./sdk/src/cli/ons-verify.ts', import.meta.url)),
+      '@ons/sdk': fileURLToPath(new URL('./sdk/src/index.ts', import.meta.url)),
+    },
   },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts'],

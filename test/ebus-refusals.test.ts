@@ -441,6 +441,7 @@ describe('GET /ebus/action-logs', () => {
       'name',
       'nonce',
       'object_id',
+      'organization_id',
       'params',
       'signature',
       'signature_type',

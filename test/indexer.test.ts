@@ -171,6 +171,7 @@ describe('GET /indexer/objects/{id}/history', () => {
       hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
       name: 'mint',
       wallet: '0x' + '2'.repeat(40),
+      organization_id: m.orgId,
       signature_type: 'eoa',
       signature: '0x00',
       nonce: 0,

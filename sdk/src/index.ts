@@ -52,3 +52,4 @@ export {
   type VerifyWebhookResult,
   type WebhookHeaders,
 } from './webhooks.js';
+export * from './verify/index.js';

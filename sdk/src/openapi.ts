@@ -1884,6 +1884,92 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/public/credentials/{credentialId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A passkey's public key, to check the actions it signed (no credential) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The passkey's credential id, base64url, as the action log's signature shows it */
+          credentialId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              credential_id: string;
+              /** @description The wallet's address the passkey belongs to */
+              wallet: string;
+              algorithm: {
+                /** @description COSE algorithm number: -7, -8 or -257 */
+                cose: number;
+                name: 'ES256' | 'EdDSA' | 'RS256';
+              };
+              /** @description The public key as SubjectPublicKeyInfo (DER), base64url without padding */
+              public_key: string;
+              /** Format: date-time */
+              when_created: string;
+              /** @description When it was removed; '' while it is not */
+              when_removed: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/wallets/connect/passkey/register/options': {
     parameters: {
       query?: never;
@@ -4549,6 +4635,8 @@ export interface paths {
                 hash: string;
                 name: string;
                 wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
                 signature_type: 'eoa' | 'webauthn';
                 signature:
                   | string
@@ -4837,6 +4925,8 @@ export interface paths {
                 hash: string;
                 name: string;
                 wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
                 signature_type: 'eoa' | 'webauthn';
                 signature:
                   | string
@@ -5419,6 +5509,122 @@ export interface paths {
                 hash: string;
                 name: string;
                 wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
+                signature_type: 'eoa' | 'webauthn';
+                signature:
+                  | string
+                  | {
+                      credential_id: string;
+                      authenticator_data: string;
+                      client_data_json: string;
+                      signature: string;
+                    };
+                nonce: number;
+                params: {
+                  [key: string]: unknown;
+                };
+                /** @description As signed (part of the signed text); null for actions logged before it was kept */
+                expires: string | null;
+                object_id: string | null;
+                template_id: string | null;
+                fee_wei: string;
+                batch_id: string | null;
+                /** Format: date-time */
+                when_created: string;
+              }[];
+              next: string;
+              has_more: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/public/objects/{id}/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A public object's actions, newest first (no credential) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description page size, 1 to 100 (default 20) */
+          limit?: number;
+          /** @description cursor from the previous page */
+          next?: string;
+          order?: 'asc' | 'desc';
+          sortBy?: string;
+          'when_created[$gt]'?: string;
+          'when_created[$gte]'?: string;
+          'when_created[$lt]'?: string;
+          'when_created[$lte]'?: string;
+        };
+        header?: never;
+        path: {
+          /** @description object id: `obj_` then 26 characters (a ULID) */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              action_logs: {
+                id: string;
+                hash: string;
+                name: string;
+                wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
                 signature_type: 'eoa' | 'webauthn';
                 signature:
                   | string
@@ -5745,6 +5951,8 @@ export interface paths {
                 hash: string;
                 name: string;
                 wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
                 signature_type: 'eoa' | 'webauthn';
                 signature:
                   | string
@@ -5931,6 +6139,8 @@ export interface paths {
                 hash: string;
                 name: string;
                 wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
                 signature_type: 'eoa' | 'webauthn';
                 signature:
                   | string
@@ -6121,6 +6331,8 @@ export interface paths {
                   hash: string;
                   name: string;
                   wallet: string;
+                  /** @description The organization it was executed in (the signed text names it) */
+                  organization_id: string;
                   signature_type: 'eoa' | 'webauthn';
                   signature:
                     | string
@@ -6285,6 +6497,8 @@ export interface paths {
                 hash: string;
                 name: string;
                 wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
                 signature_type: 'eoa' | 'webauthn';
                 signature:
                   | string

@@ -1,4 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { generatePrivateKey } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +20,7 @@ import { signIn } from '../examples/sign-in-session.js';
 import { mint } from '../examples/sign-and-execute.js';
 import { redeemWithPasskey } from '../examples/passkey-signer.js';
 import { webhookReceiver } from '../examples/verify-webhook.js';
+import { verifyHistory } from '../examples/verify-history.js';
 import { startLiveService, type LiveService } from './live-service.js';
 
 const SDK = new URL('../', import.meta.url);
@@ -130,6 +133,22 @@ describe('the README examples, run against a live service', () => {
       expect(events).toHaveLength(1);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('verify history', async () => {
+    // The actions above are in batches once the sealer has run (by time: 10 s later).
+    live.svc.clock.advance(11_000);
+    for (let i = 0; i < 10 && (await live.svc.container.batches.sealer.tick()); i++);
+    const dir = await mkdtemp(join(tmpdir(), 'ons-verify-'));
+    try {
+      const out = await verifyHistory(live.baseUrl, dir);
+      expect(out.failed).toEqual([]);
+      expect(out.ok).toBe(true);
+      expect(out.exitCodes).toEqual([0, 0]);
+      expect(out.summary).toMatch(/^\d+ checked, \d+ ok, 0 failed$/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

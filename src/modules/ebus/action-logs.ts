@@ -5,6 +5,7 @@ import {
   listActionLogs,
   listBatchActions,
   listBatchLeaves,
+  listObjectActionLogs,
   type ActionLogFilters,
   type ActionLogRow,
 } from './repo/action-logs.js';
@@ -16,6 +17,7 @@ export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
     hash: r.hash,
     name: r.name,
     wallet: r.wallet,
+    organization_id: r.organization_id,
     signature_type: r.signature_type,
     signature: r.signature,
     nonce: r.nonce,
@@ -41,6 +43,26 @@ export async function actionLogPage(
 ): Promise<Page<ActionLogRecord>> {
   const p = parseList(q, ACTION_LOG_LIST);
   const rows = await listActionLogs(exec, orgId, p, { ...filters, query: q });
+  const page = pageOf(
+    rows,
+    p,
+    (r) => r.created_at,
+    (r) => r.id,
+  );
+  return { ...page, items: page.items.map(toActionLogRecord) };
+}
+
+/**
+ * One page of an object's action log whatever organization executed each action: the public
+ * history of a public object (the caller has checked that it is public).
+ */
+export async function objectHistoryPage(
+  exec: Executor,
+  objectId: string,
+  q: ListQuery,
+): Promise<Page<ActionLogRecord>> {
+  const p = parseList(q, ACTION_LOG_LIST);
+  const rows = await listObjectActionLogs(exec, objectId, p, q);
   const page = pageOf(
     rows,
     p,

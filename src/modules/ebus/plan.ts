@@ -215,6 +215,7 @@ export function planGroup(
       hash: item.hash,
       name: item.action.name,
       wallet: item.walletAddress,
+      organization_id: orgId,
       signature_type: item.signature.type,
       signature: loggedSignature(item.signature),
       nonce: item.action.nonce,
@@ -231,7 +232,6 @@ export function planGroup(
       // Stored, not part of the record: the object's chain link this action made.
       prev_integrity_hash: obj.prev_integrity_hash,
       integrity_hash: obj.integrity_hash,
-      organization_id: orgId,
       wallet_id: item.walletId,
     });
     ledger.push({

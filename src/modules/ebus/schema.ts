@@ -148,6 +148,9 @@ export const ActionLogSchema = Type.Object({
   hash: Type.String(),
   name: Type.String(),
   wallet: Type.String(),
+  organization_id: Type.String({
+    description: 'The organization it was executed in (the signed text names it)',
+  }),
   signature_type: Type.Union([Type.Literal('eoa'), Type.Literal('webauthn')]),
   signature: Type.Union([
     Type.String({ description: 'eoa: the 0x hex signature' }),

@@ -60,6 +60,8 @@ export interface ActionLogRecord {
   hash: string;
   name: string;
   wallet: string;
+  /** The organization the action was executed in: the text's `organization:` line. */
+  organization_id: string;
   signature_type: 'eoa' | 'webauthn';
   /** The 0x hex signature (eoa) or the passkey assertion (webauthn). */
   signature: string | LoggedAssertion;

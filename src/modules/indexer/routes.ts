@@ -64,4 +64,22 @@ export function registerIndexerRoutes(app: App, indexer: IndexerService) {
       return { action_logs: page.items, next: page.next, has_more: page.has_more };
     },
   );
+
+  app.get(
+    '/public/objects/:id/history',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: "A public object's actions, newest first (no credential)",
+        params: HistoryParams,
+        querystring: HistoryQuery,
+        response: { 200: HistoryList },
+      },
+    },
+    async (req) => {
+      const page = await indexer.publicHistory(req.params.id, req.query);
+      return { action_logs: page.items, next: page.next, has_more: page.has_more };
+    },
+  );
 }

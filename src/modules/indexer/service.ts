@@ -2,7 +2,7 @@ import type { Db } from '../../db/pool.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import type { Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
-import { actionLogPage } from '../ebus/index.js';
+import { actionLogPage, objectHistoryPage } from '../ebus/index.js';
 import { objectPage, type ObjectRecord } from '../objects/index.js';
 import * as repo from './repo.js';
 import type { ActionLogRecord, HistoryQuery, SearchQuery, StructuredQuery } from './schema.js';
@@ -87,5 +87,15 @@ export class IndexerService {
     const orgId = requireOrg(auth);
     if (!(await repo.objectExists(this.db, orgId, objectId))) throw notFound('object');
     return actionLogPage(this.db, orgId, q, { object_id: objectId });
+  }
+
+  /**
+   * A public object's applied actions, whoever executed them (no credential): what an
+   * outside verifier replays to check the object's integrity chain. 404 for an object that
+   * is missing or not public, the same answer for both.
+   */
+  async publicHistory(objectId: string, q: HistoryQuery): Promise<Page<ActionLogRecord>> {
+    if (!(await repo.publicObjectExists(this.db, objectId))) throw notFound('object');
+    return objectHistoryPage(this.db, objectId, q);
   }
 }

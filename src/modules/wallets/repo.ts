@@ -189,6 +189,38 @@ export async function findCredentialByExternalId(
   return rows[0] ?? null;
 }
 
+/**
+ * The passkey with this credential id that signed at least one action (removed or not: the
+ * actions it signed stay checkable), with its wallet's address; the latest one when the id
+ * was registered again after a removal. The EXISTS walks the wallet's own actions only
+ * (index `UNIQUE (wallet_id, nonce)`).
+ */
+export async function findSigningPasskey(
+  exec: Executor,
+  credentialId: string,
+): Promise<{
+  external_id: string;
+  public_key: Buffer;
+  address: string;
+  created_at: Date | string;
+  removed_at: Date | string | null;
+} | null> {
+  const { rows } = await exec.execute<{
+    external_id: string;
+    public_key: Buffer;
+    address: string;
+    created_at: Date | string;
+    removed_at: Date | string | null;
+  }>(sql`
+    SELECT c.external_id, c.public_key, w.address, c.created_at, c.removed_at
+    FROM credentials c JOIN wallets w ON w.id = c.wallet_id
+    WHERE c.type = 'passkey' AND c.external_id = ${credentialId} AND c.public_key IS NOT NULL
+      AND EXISTS (SELECT 1 FROM action_logs a WHERE a.wallet_id = c.wallet_id
+        AND a.signature_type = 'webauthn' AND a.signature ->> 'credential_id' = ${credentialId})
+    ORDER BY c.created_at DESC LIMIT 1`);
+  return rows[0] ?? null;
+}
+
 export async function listCredentials(exec: Executor, walletId: string): Promise<CredentialRow[]> {
   const { rows } = await exec.execute<CredentialRow>(sql`SELECT ${CREDENTIAL_COLUMNS}
     FROM credentials WHERE wallet_id = ${walletId} AND removed_at IS NULL

@@ -1,6 +1,13 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { CredentialList, CredentialParams, Empty, Wallet } from './schema.js';
+import {
+  CredentialList,
+  CredentialParams,
+  Empty,
+  PublicCredential,
+  PublicCredentialParams,
+  Wallet,
+} from './schema.js';
 import type { WalletService } from './service.js';
 
 const tags = ['wallets'];
@@ -48,5 +55,19 @@ export function registerWalletRoutes(app: App, wallets: WalletService) {
       await wallets.removeCredential(authOf(req), req.params.credentialId);
       return {};
     },
+  );
+
+  app.get(
+    '/public/credentials/:credentialId',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: "A passkey's public key, to check the actions it signed (no credential)",
+        params: PublicCredentialParams,
+        response: { 200: PublicCredential },
+      },
+    },
+    async (req) => wallets.publicCredential(req.params.credentialId),
   );
 }

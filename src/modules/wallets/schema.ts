@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { IdParam } from '../../lib/ids.js';
 
 export const Empty = Type.Object({});
@@ -32,5 +32,32 @@ export const Wallet = Type.Object({
   credentials: Type.Array(Credential),
   when_created: Type.String({ format: 'date-time' }),
 });
+
+/** base64url (no padding) of a WebAuthn credential id (at most 1023 bytes). */
+export const PublicCredentialParams = Type.Object({
+  credentialId: Type.String({
+    pattern: '^[A-Za-z0-9_-]+$',
+    minLength: 1,
+    maxLength: 1366,
+    description: "The passkey's credential id, base64url, as the action log's signature shows it",
+  }),
+});
+
+/** `GET /public/credentials/{credentialId}`: what checks the passkey's action signatures. */
+export const PublicCredential = Type.Object({
+  credential_id: Type.String(),
+  wallet: Type.String({ description: "The wallet's address the passkey belongs to" }),
+  algorithm: Type.Object({
+    cose: Type.Integer({ description: 'COSE algorithm number: -7, -8 or -257' }),
+    name: Type.Union([Type.Literal('ES256'), Type.Literal('EdDSA'), Type.Literal('RS256')]),
+  }),
+  public_key: Type.String({
+    description: 'The public key as SubjectPublicKeyInfo (DER), base64url without padding',
+  }),
+  when_created: Type.String({ format: 'date-time' }),
+  when_removed: Type.String({ description: "When it was removed; '' while it is not" }),
+});
+
+export type PublicCredential = Static<typeof PublicCredential>;
 
 export const CredentialParams = Type.Object({ credentialId: IdParam('credential') });

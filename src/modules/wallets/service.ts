@@ -3,7 +3,10 @@ import type { Clock } from '../../lib/clock.js';
 import { asDate } from '../../db/values.js';
 import { failedPrecondition, notFound, unauthenticated } from '../../lib/errors.js';
 import type { AuthContext } from '../../lib/permissions.js';
+import type { KeyObject } from 'node:crypto';
+import { coseToKeyObject } from '../../lib/crypto/webauthn-assertion.js';
 import * as repo from './repo.js';
+import type { PublicCredential } from './schema.js';
 
 export interface CredentialView {
   id: string;
@@ -81,6 +84,11 @@ export class WalletService {
     };
   }
 
+  /** `GET /public/credentials/{credentialId}`: see {@link publicPasskey}. */
+  async publicCredential(credentialId: string): Promise<PublicCredential> {
+    return publicPasskey(this.db, credentialId);
+  }
+
   async credentials(auth: AuthContext): Promise<CredentialView[]> {
     return (await repo.listCredentials(this.db, auth.walletId)).map(credentialView);
   }
@@ -112,4 +120,31 @@ export class WalletService {
     });
     this.sessions.forget(ended);
   }
+}
+
+/** The COSE algorithm a passkey's key verifies with, from the key's type. */
+function algorithmOf(key: KeyObject): { cose: -7 | -8 | -257; name: 'ES256' | 'EdDSA' | 'RS256' } {
+  if (key.asymmetricKeyType === 'ec') return { cose: -7, name: 'ES256' };
+  if (key.asymmetricKeyType === 'ed25519') return { cose: -8, name: 'EdDSA' };
+  return { cose: -257, name: 'RS256' };
+}
+
+/**
+ * `GET /public/credentials/{credentialId}` (no credential): the public key of a passkey that
+ * signed at least one action, so anyone can check the signatures the action log publishes.
+ * A passkey that never signed an action answers 404 like an unknown one (docs/decisions.md).
+ */
+async function publicPasskey(db: Executor, credentialId: string): Promise<PublicCredential> {
+  const row = await repo.findSigningPasskey(db, credentialId);
+  if (row === null) throw notFound('credential');
+  const key = coseToKeyObject(new Uint8Array(row.public_key));
+  const spki = key.export({ format: 'der', type: 'spki' });
+  return {
+    credential_id: row.external_id,
+    wallet: row.address,
+    algorithm: algorithmOf(key),
+    public_key: spki.toString('base64url'),
+    when_created: asDate(row.created_at).toISOString(),
+    when_removed: row.removed_at === null ? '' : asDate(row.removed_at).toISOString(),
+  };
 }

@@ -14,7 +14,8 @@ import type { ActionLogRecord } from '../types.js';
 export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
 
 /** The columns of an action log record, for every query that answers one. */
-const ACTION_LOG_COLUMNS = sql.raw(`id, hash, name, wallet, signature_type, signature, nonce,
+const ACTION_LOG_COLUMNS =
+  sql.raw(`id, hash, name, wallet, organization_id, signature_type, signature, nonce,
   params, expires, object_id, template_id, fee_wei::text AS fee_wei, batch_id, created_at`);
 
 export const ACTION_LOG_LIST: ListSpec = {
@@ -48,6 +49,26 @@ export async function listActionLogs(
     f.hash !== undefined ? sql`hash = ${f.hash.toLowerCase()}` : undefined,
     keysetCondition(p),
     ...dateFilters(f.query, sql`created_at`),
+  ]);
+  const { rows } = await exec.execute<ActionLogRow>(sql`
+    SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
+  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
+}
+
+/**
+ * One page of an object's action log across every organization that acted on it (the public
+ * history of a public object; the caller has checked that the object is public).
+ */
+export async function listObjectActionLogs(
+  exec: Executor,
+  objectId: string,
+  p: ParsedList,
+  query: Record<string, unknown>,
+): Promise<ActionLogRow[]> {
+  const where = and([
+    sql`object_id = ${objectId}`,
+    keysetCondition(p),
+    ...dateFilters(query, sql`created_at`),
   ]);
   const { rows } = await exec.execute<ActionLogRow>(sql`
     SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);

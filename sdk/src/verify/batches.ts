@@ -1,0 +1,201 @@
+import { CID } from 'multiformats/cid';
+import * as Digest from 'multiformats/hashes/digest';
+import { canonicalJson } from '../actions/canonical-json.js';
+import { buf, concat, hashBytes, hex, hexBytes, sha256, utf8 } from './bytes.js';
+import { merkleRoot } from './merkle.js';
+import { fail, pass, type BatchRecord, type Verdict } from './types.js';
+
+/** The first batch's `prev_hash` and `prev_integrity_root`. */
+export const GENESIS = `0x${'0'.repeat(64)}`;
+
+/** The ten header fields `hash` covers (docs/batches.md). */
+export const HEADER_FIELDS = [
+  'id',
+  'sequence',
+  'prev_hash',
+  'prev_integrity_root',
+  'integrity_root',
+  'actions_hash',
+  'commitment',
+  'actions_count',
+  'total_fee_wei',
+  'when_created',
+] as const;
+
+type Header = Pick<BatchRecord, (typeof HEADER_FIELDS)[number]>;
+
+const headerOf = (b: Header): Header =>
+  Object.fromEntries(HEADER_FIELDS.map((f) => [f, b[f]])) as unknown as Header;
+
+/** `hash` = H(RFC 8785 JSON of the header). */
+export const headerHash = (b: Header): string => hex(sha256(utf8(canonicalJson(headerOf(b)))));
+
+/** `commitment` = H(prev_integrity_root ‖ integrity_root ‖ actions_hash ‖ sequence u64 BE). */
+export function commitmentOf(b: Header): string | null {
+  const parts = [b.prev_integrity_root, b.integrity_root, b.actions_hash].map(hashBytes);
+  if (parts.some((p) => p === null)) return null;
+  const seq = new Uint8Array(8);
+  new DataView(seq.buffer).setBigUint64(0, BigInt(b.sequence));
+  return hex(sha256(...(parts as Uint8Array[]), seq));
+}
+
+/** An `integrity_root` leaf: UTF-8(object id) ‖ 0x00 ‖ its integrity hash (32 bytes). */
+function integrityLeaf(id: string, integrityHash: string): Uint8Array | null {
+  const h = hashBytes(integrityHash);
+  return h && concat(utf8(id), Uint8Array.of(0), h);
+}
+
+/** Byte order of UTF-8. */
+function compareUtf8(a: string, b: string): number {
+  const x = utf8(a);
+  const y = utf8(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
+}
+
+/** `integrity_root` over `(id, integrity_hash)` of the affected objects, sorted by id bytes. */
+export function integrityRootOf(objects: { id: string; integrity_hash: string }[]): string | null {
+  const leaves = [...objects]
+    .sort((a, b) => compareUtf8(a.id, b.id))
+    .map((o) => integrityLeaf(o.id, o.integrity_hash));
+  return leaves.some((l) => l === null) ? null : merkleRoot(leaves as Uint8Array[]);
+}
+
+/** `ipfs://` + CIDv1 (raw, sha2-256, base32) of the content bytes. */
+export function ipfsUrlOf(content: Uint8Array): string {
+  return `ipfs://${CID.createV1(0x55, Digest.create(0x12, sha256(content))).toString()}`;
+}
+
+/** What checking a batch needs besides its explorer record and content bytes. */
+export interface BatchContext {
+  /** `GET /public/network` → `batch_public_key`. */
+  batchPublicKey: string;
+  /** The previous batch (sequence - 1) as checked; null for the first. */
+  previous: BatchRecord | null;
+  /**
+   * The integrity hash each action left (from replayed object chains). `integrity_root` is
+   * recomputed only when every affected object's last action in the batch is known here;
+   * otherwise that check is `skipped` (batch content does not carry integrity hashes).
+   */
+  integrityByAction?: ReadonlyMap<string, string>;
+}
+
+interface ContentAction {
+  id: string;
+  hash: string;
+  object_id: string | null;
+  fee_wei: string;
+  batch_id: string | null;
+}
+
+/**
+ * (c) Checks a sealed batch against its content (`GET /batches/{id}/content`, bytes as
+ * served): the content's header is the explorer's; `ipfs_url` is the content's CID;
+ * `actions_hash`, `actions_count` and `total_fee_wei` come from its actions; `integrity_root`
+ * (when the integrity hashes are known), `commitment` and `hash` from their formulas; the
+ * chain (`sequence`, `prev_hash`, `prev_integrity_root`) from the previous batch; and the
+ * Ed25519 attestation (`proof`, `proof_id`) from `batch_public_key`.
+ */
+export async function verifyBatch(
+  batch: BatchRecord,
+  content: Uint8Array,
+  ctx: BatchContext,
+): Promise<Verdict> {
+  const item = `batch ${batch.sequence} ${batch.id}`;
+  let parsed: { batch: Record<string, unknown>; actions: ContentAction[] };
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(content)) as typeof parsed;
+  } catch {
+    return fail(item, 'content', 'the content is not JSON');
+  }
+  for (const f of [...HEADER_FIELDS, 'hash'] as const) {
+    if (canonicalJson(parsed.batch?.[f]) !== canonicalJson(batch[f])) {
+      return fail(item, f, `the content's ${f} is not the explorer's`);
+    }
+  }
+  if (ipfsUrlOf(content) !== batch.ipfs_url) {
+    return fail(item, 'ipfs_url', 'ipfs_url is not the CID of the content');
+  }
+  const actions = parsed.actions;
+  if (!Array.isArray(actions) || actions.length !== batch.actions_count) {
+    return fail(item, 'actions_count', 'actions_count is not the number of its actions');
+  }
+  if (actions.some((a) => a.batch_id !== batch.id)) {
+    return fail(item, 'actions', 'an action of the content names another batch');
+  }
+  const leaves = actions.map((a) => hashBytes(a.hash));
+  if (leaves.some((l) => l === null) || merkleRoot(leaves as Uint8Array[]) !== batch.actions_hash) {
+    return fail(item, 'actions_hash', 'actions_hash is not the tree over its action hashes');
+  }
+  let fee = 0n;
+  for (const a of actions) fee += BigInt(a.fee_wei);
+  if (fee.toString() !== batch.total_fee_wei) {
+    return fail(item, 'total_fee_wei', 'total_fee_wei is not the sum of its fees');
+  }
+  const skipped: string[] = [];
+  const known = ctx.integrityByAction;
+  const last = new Map<string, string | undefined>();
+  for (const a of actions) if (a.object_id !== null) last.set(a.object_id, known?.get(a.id));
+  if ([...last.values()].every((h) => h !== undefined)) {
+    const root = integrityRootOf([...last].map(([id, h]) => ({ id, integrity_hash: h! })));
+    if (root !== batch.integrity_root) {
+      return fail(item, 'integrity_root', 'integrity_root is not the tree over its objects');
+    }
+  } else {
+    skipped.push('integrity_root');
+  }
+  if (commitmentOf(batch) !== batch.commitment) {
+    return fail(
+      item,
+      'commitment',
+      'commitment is not H(prev_integrity_root ‖ integrity_root ‖ actions_hash ‖ sequence)',
+    );
+  }
+  if (headerHash(batch) !== batch.hash) return fail(item, 'hash', 'hash is not H(header)');
+  const prev = ctx.previous;
+  const expected = prev
+    ? {
+        sequence: prev.sequence + 1,
+        prev_hash: prev.hash,
+        prev_integrity_root: prev.integrity_root,
+      }
+    : { sequence: 1, prev_hash: GENESIS, prev_integrity_root: GENESIS };
+  for (const f of ['sequence', 'prev_hash', 'prev_integrity_root'] as const) {
+    if (batch[f] !== expected[f]) return fail(item, f, `${f} does not chain to the previous batch`);
+  }
+  return (await checkAttestation(item, batch, ctx.batchPublicKey)) ?? pass(item, skipped);
+}
+
+/** The Ed25519 attestation: a failed verdict, or null when it holds. */
+async function checkAttestation(
+  item: string,
+  batch: BatchRecord,
+  batchPublicKey: string,
+): Promise<Verdict | null> {
+  const proof = batch.proof;
+  if (!proof || proof.type !== 'ed25519-attestation') {
+    return fail(item, 'proof', 'no ed25519-attestation proof');
+  }
+  if (proof.public_values !== batch.commitment) {
+    return fail(item, 'proof', 'the proof attests another commitment');
+  }
+  if (proof.vkey !== batchPublicKey) {
+    return fail(item, 'proof', "the proof's vkey is not the network's batch_public_key");
+  }
+  const key = hexBytes(batchPublicKey);
+  const sig = hexBytes(proof.value);
+  const msg = hashBytes(batch.commitment);
+  if (!key || key.length !== 32 || !sig || sig.length !== 64 || !msg) {
+    return fail(item, 'proof', 'malformed key or signature');
+  }
+  const subtle = globalThis.crypto.subtle;
+  const valid = await subtle
+    .importKey('raw', buf(key), { name: 'Ed25519' }, false, ['verify'])
+    .then((k) => subtle.verify({ name: 'Ed25519' }, k, buf(sig), buf(msg)))
+    .catch(() => false);
+  if (!valid) return fail(item, 'proof', 'the Ed25519 attestation does not verify');
+  const proofId = hex(sha256(utf8('ed25519-attestation'), Uint8Array.of(0), sig));
+  if (proofId !== batch.proof_id)
+    return fail(item, 'proof_id', 'proof_id is not H(type ‖ 0x00 ‖ signature)');
+  return null;
+}

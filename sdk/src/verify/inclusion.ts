@@ -1,0 +1,27 @@
+import { hashBytes, hex } from './bytes.js';
+import { leafHashOf, verifyInclusion, type InclusionProof } from './merkle.js';
+import { fail, pass, type BatchRecord, type Verdict } from './types.js';
+
+/**
+ * (d) Checks an action's inclusion proof (`GET /batches/{id}/proofs/{actionId}`) against
+ * the batch's `actions_hash`: `root` is the batch's, `leaf_hash` is H(0x00 ‖ the action's
+ * hash) and the audit path leads from it to the root (RFC 9162 §2.1.3.2).
+ */
+export function verifyActionInclusion(
+  action: { id: string; hash: string },
+  proof: InclusionProof,
+  batch: Pick<BatchRecord, 'id' | 'actions_hash'>,
+): Verdict {
+  const item = `proof ${action.id} in ${batch.id}`;
+  if (proof.root !== batch.actions_hash) {
+    return fail(item, 'root', "the proof's root is not the batch's actions_hash");
+  }
+  const data = hashBytes(action.hash);
+  if (!data || proof.leaf_hash !== hex(leafHashOf(data))) {
+    return fail(item, 'leaf_hash', "leaf_hash is not H(0x00 ‖ the action's hash)");
+  }
+  if (!verifyInclusion(proof)) {
+    return fail(item, 'audit_path', 'the audit path does not lead to the root');
+  }
+  return pass(item);
+}

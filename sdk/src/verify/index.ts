@@ -1,0 +1,36 @@
+/**
+ * The offline verifier (issue 18 item 6): re-checks what the service publishes without
+ * trusting it. Browser-safe (WebCrypto, @noble/hashes, viem, multiformats); reading saved
+ * files and the CLI are node-only (`./files.ts`, `../cli/ons-verify.ts`).
+ */
+export { actionTextOf, verifyActionSignature, type ActionContext } from './actions.js';
+export {
+  commitmentOf,
+  GENESIS,
+  HEADER_FIELDS,
+  headerHash,
+  integrityRootOf,
+  ipfsUrlOf,
+  verifyBatch,
+  type BatchContext,
+} from './batches.js';
+export { verifyActionInclusion } from './inclusion.js';
+export { merkleRoot, merkleRootOfData, verifyInclusion, type InclusionProof } from './merkle.js';
+export {
+  geohash,
+  objectHashes,
+  verifyObjectChain,
+  type ChainResult,
+  type TemplateInfo,
+} from './objects.js';
+export { verifyNetwork, type VerifyOptions, type VerifyReport } from './run.js';
+export { httpSource, type Source } from './source.js';
+export type {
+  ActionRecord,
+  BatchRecord,
+  ProofRecord,
+  PublicCredential,
+  PublicObject,
+  PublicTemplate,
+  Verdict,
+} from './types.js';

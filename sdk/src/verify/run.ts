@@ -1,0 +1,171 @@
+import { verifyActionSignature } from './actions.js';
+import { verifyBatch } from './batches.js';
+import { verifyActionInclusion } from './inclusion.js';
+import { verifyObjectChain } from './objects.js';
+import type { Source } from './source.js';
+import type {
+  ActionRecord,
+  BatchRecord,
+  ProofRecord,
+  PublicCredential,
+  PublicObject,
+  PublicTemplate,
+  Verdict,
+} from './types.js';
+
+export interface VerifyOptions {
+  /** Only these public objects (default: every public object, up to `maxObjects`). */
+  objects?: string[];
+  /** At most this many public objects when none are named. Default 1000. */
+  maxObjects?: number;
+  /** Called as items are checked (a progress bar). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  verdicts: Verdict[];
+}
+
+interface Page {
+  next: string | null;
+  has_more: boolean;
+  [key: string]: unknown;
+}
+
+/** Every item of a listed route, following `next`. */
+async function listAll<T>(source: Source, path: string, key: string, max = Infinity): Promise<T[]> {
+  const out: T[] = [];
+  let next: string | null = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const page: Page | null = await source.json<Page>(
+      next === null ? path : `${path}${sep}next=${encodeURIComponent(next)}`,
+    );
+    if (page === null) throw new Error(`GET ${path}: 404`);
+    out.push(...(page[key] as T[]));
+    next = page.has_more ? page.next : null;
+  } while (next !== null && out.length < max);
+  return out.slice(0, max);
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * Re-checks the network's public history from `source`: (a) the signature of every action of
+ * the public objects, (b) each public object's integrity chain, (d) each of those actions'
+ * inclusion proof in its sealed batch, and (c) every sealed batch (content, roots, chain,
+ * attestation). One verdict per item; `ok` when none failed.
+ */
+export async function verifyNetwork(
+  source: Source,
+  opts: VerifyOptions = {},
+): Promise<VerifyReport> {
+  const network = await source.json<{ network: string; batch_public_key: string }>(
+    '/public/network',
+  );
+  if (network === null) throw new Error('GET /public/network: 404');
+  const batches = (await listAll<BatchRecord>(source, '/batches?order=asc&limit=100', 'batches'))
+    .filter((b) => b.hash !== '')
+    .sort((a, b) => a.sequence - b.sequence);
+  const byId = new Map(batches.map((b) => [b.id, b]));
+  const objects: PublicObject[] = [];
+  if (opts.objects) {
+    for (const id of opts.objects) {
+      const page = await source.json<{ objects: PublicObject[] }>(
+        `/public/objects?id=${enc(id)}&include_dropped=true`,
+      );
+      const o = page?.objects[0];
+      if (o) objects.push(o);
+      else throw new Error(`object ${id} is not a public object`);
+    }
+  } else {
+    const max = opts.maxObjects ?? 1000;
+    const path = '/public/objects?order=asc&limit=100&include_dropped=true';
+    objects.push(...(await listAll<PublicObject>(source, path, 'objects', max)));
+  }
+
+  const verdicts: Verdict[] = [];
+  const total = objects.length + batches.length;
+  let done = 0;
+  const step = () => opts.onProgress?.(++done, total);
+  const templates = new Map<string, PublicTemplate | null>();
+  const credentials = new Map<string, Promise<PublicCredential | null>>();
+  const credential = (id: string) => {
+    let c = credentials.get(id);
+    if (!c)
+      credentials.set(id, (c = source.json<PublicCredential>(`/public/credentials/${enc(id)}`)));
+    return c;
+  };
+  const integrityByAction = new Map<string, string>();
+
+  for (const object of objects) {
+    const history = await listAll<ActionRecord>(
+      source,
+      `/public/objects/${enc(object.id)}/history?order=asc&limit=100`,
+      'action_logs',
+    );
+    for (const action of history) {
+      verdicts.push(await verifyActionSignature(action, { network: network.network, credential }));
+    }
+    if (!templates.has(object.template_id)) {
+      templates.set(
+        object.template_id,
+        await source.json<PublicTemplate>(`/public/templates/${enc(object.template_id)}`),
+      );
+    }
+    const template = templates.get(object.template_id);
+    if (template) {
+      const chain = verifyObjectChain(object, history, template);
+      verdicts.push(chain.verdict);
+      for (const [k, v] of chain.integrityByAction) integrityByAction.set(k, v);
+    } else {
+      verdicts.push({
+        item: `object ${object.id}`,
+        ok: false,
+        failed: 'template',
+        reason: 'its template is not public',
+      });
+    }
+    for (const action of history) {
+      const batch = action.batch_id === null ? undefined : byId.get(action.batch_id);
+      if (!batch) continue; // not in a sealed batch yet
+      const proof = await source.json<ProofRecord>(
+        `/batches/${enc(batch.id)}/proofs/${enc(action.id)}`,
+      );
+      verdicts.push(
+        proof === null
+          ? {
+              item: `proof ${action.id} in ${batch.id}`,
+              ok: false,
+              failed: 'proof',
+              reason: 'no proof served',
+            }
+          : verifyActionInclusion(action, proof, batch),
+      );
+    }
+    step();
+  }
+
+  let previous: BatchRecord | null = null;
+  for (const batch of batches) {
+    const content = await source.bytes(`/batches/${enc(batch.id)}/content`);
+    verdicts.push(
+      content === null
+        ? {
+            item: `batch ${batch.sequence} ${batch.id}`,
+            ok: false,
+            failed: 'content',
+            reason: 'no content served',
+          }
+        : await verifyBatch(batch, content, {
+            batchPublicKey: network.batch_public_key,
+            previous,
+            integrityByAction,
+          }),
+    );
+    previous = batch;
+    step();
+  }
+  return { ok: verdicts.every((v) => v.ok), verdicts };
+}
