@@ -3,7 +3,10 @@ import { Pause, type Worker } from '../lib/worker.js';
 import type { BatchSealer } from '../modules/batches/sealer.js';
 
 export interface SealerWorkerOptions {
-  /** How often an idle sealer looks again. */
+  /**
+   * How often an idle sealer looks again. Short, because the actions numbered past a full
+   * batch until it closes are adopted later by an update (docs/performance.md).
+   */
   idlePollMs?: number;
   /** How long it waits after a failed pass. */
   errorPauseMs?: number;
@@ -27,7 +30,7 @@ export class BatchSealerWorker implements Worker {
     private readonly logger: Logger,
     opts: SealerWorkerOptions = {},
   ) {
-    this.idlePollMs = opts.idlePollMs ?? 100;
+    this.idlePollMs = opts.idlePollMs ?? 20;
     this.errorPauseMs = opts.errorPauseMs ?? 1_000;
   }
 
