@@ -117,38 +117,54 @@ export class BatchSealer {
       next = await repo.nextSeq(tx);
     }
     const now = clock.now();
-    let seqStart: number;
-    if (b !== null) {
-      const end = b.seq_start + b.capacity;
-      // Actions of its range logged while no batch was open (at a first start) join it now.
-      await repo.adoptWaiting(tx, b.id, b.seq_start, b.capacity);
-      const totals = await repo.memberTotals(tx, b.id);
-      if (totals.count === 0) {
-        // Every number it handed out was rolled back: nothing to seal, start it again.
-        if (next < end) return false;
-        seqStart = Math.min(end, (await repo.lowestUnbatched(tx)) ?? next);
-        await repo.restartEmpty(tx, b.id, seqStart, b.capacity, now);
-        return true;
-      }
-      const windowEnd = new Date(now.getTime() + config.batches.challengeWindowSeconds * 1000);
-      await repo.markSealed(tx, b.id, {
-        now,
-        windowEnd,
-        count: totals.count,
-        feeWei: totals.feeWei,
-      });
-      seqStart = Math.min(end, next);
-    } else {
-      seqStart = (await repo.lowestUnbatched(tx)) ?? next;
+    if (b === null) {
+      const seqStart = (await repo.lowestUnbatched(tx)) ?? next;
+      await this.open(tx, newId('batch', now.getTime()), seqStart, config.batches.maxActions, now);
+      return true;
     }
+    const end = b.seq_start + b.capacity;
+    const nextCapacity = b.next_capacity ?? config.batches.maxActions;
+    // Actions of its range logged while no batch was open (at a first start) join it now.
+    await repo.adoptWaiting(tx, b.id, b.seq_start, b.capacity);
+    const totals = await repo.memberTotals(tx, b.id);
+    if (totals.count === 0) {
+      // Every number it handed out was rolled back: nothing to seal, start it again, over
+      // the numbers of the batch named to follow it too (whose actions it takes).
+      if (next < end) return false;
+      const seqStart = Math.min(end, (await repo.lowestUnbatched(tx)) ?? next);
+      await repo.restartEmpty(tx, b.id, b.next_id, {
+        seqStart,
+        capacity: end + nextCapacity - seqStart,
+        nextId: newId('batch', now.getTime()),
+        nextCapacity: config.batches.maxActions,
+        now,
+      });
+      return true;
+    }
+    const windowEnd = new Date(now.getTime() + config.batches.challengeWindowSeconds * 1000);
+    await repo.markSealed(tx, b.id, {
+      now,
+      windowEnd,
+      count: totals.count,
+      feeWei: totals.feeWei,
+    });
+    // The next batch takes the id and size named when this one opened: actions numbered past
+    // this one's end may have joined it already. Its own successor is named now.
+    const id = b.next_id ?? newId('batch', now.getTime());
+    await this.open(tx, id, Math.min(end, next), nextCapacity, now);
+    return true;
+  }
+
+  private async open(tx: Executor, id: string, seqStart: number, capacity: number, now: Date) {
     await repo.openBatch(tx, {
-      id: newId('batch', now.getTime()),
+      id,
       sequence: (await repo.lastSequence(tx)) + 1,
       seqStart,
-      capacity: config.batches.maxActions,
+      capacity,
+      nextId: newId('batch', now.getTime()),
+      nextCapacity: this.deps.config.batches.maxActions,
       now,
     });
-    return true;
   }
 
   /**
@@ -176,7 +192,7 @@ export class BatchSealer {
           logger.error({ err, batch: b.id }, 'proving a batch failed; will retry');
           await repo.recordFailure(tx, b.id, {
             error: `proving failed: ${(err as Error).message}`,
-            retryAt: new Date(now.getTime() + backoffMs(b.anchor_attempts)),
+            retryAt: new Date(now.getTime() + backoffMs(b.attempts)),
             maxAttempts: MAX_ATTEMPTS,
             now,
           });
@@ -262,7 +278,7 @@ export class BatchSealer {
         logger.warn({ err, batch: b.id }, 'anchoring a batch failed; will retry');
         await repo.recordFailure(db, b.id, {
           error: `anchoring failed: ${(err as Error).message}`,
-          retryAt: new Date(clock.now().getTime() + backoffMs(b.anchor_attempts)),
+          retryAt: new Date(clock.now().getTime() + backoffMs(b.attempts)),
           maxAttempts: MAX_ATTEMPTS,
           now: clock.now(),
         });
