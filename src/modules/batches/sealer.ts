@@ -73,8 +73,8 @@ export class BatchSealer {
 
   /** Opens a building batch when none is open, seals the open one when it is due. */
   async openOrSeal(): Promise<boolean> {
-    const building = await repo.findBuilding(this.deps.db);
-    if (building !== null && !(await this.due(building))) return false;
+    const building = await repo.buildingState(this.deps.db);
+    if (building !== null && !this.due(building)) return false;
     try {
       return await this.deps.db.transaction((tx) => this.switchBatch(tx));
     } catch (err) {
@@ -84,12 +84,12 @@ export class BatchSealer {
     }
   }
 
-  private async due(b: repo.BatchRow): Promise<boolean> {
-    const { db, clock, config } = this.deps;
-    if ((await repo.nextSeq(db)) >= b.seq_start + b.capacity) return true;
-    const first = await repo.firstActionAt(db, b.id);
+  private due({ batch, nextSeq, firstActionAt }: repo.BuildingState): boolean {
+    if (nextSeq >= batch.seq_start + batch.capacity) return true;
+    const { clock, config } = this.deps;
     return (
-      first !== null && clock.now().getTime() - first.getTime() >= config.batches.maxSeconds * 1000
+      firstActionAt !== null &&
+      clock.now().getTime() - firstActionAt.getTime() >= config.batches.maxSeconds * 1000
     );
   }
 
@@ -173,6 +173,8 @@ export class BatchSealer {
    */
   async proveSealed(): Promise<number> {
     const { db, clock, prover, logger } = this.deps;
+    // Most passes find nothing: a look costs one query, a transaction with the lock four.
+    if (!(await repo.hasProvingWork(db, clock.now()))) return 0;
     return db.transaction(async (tx) => {
       if (!(await repo.tryLock(tx, SEALER_LOCK))) return 0;
       let proven = 0;

@@ -156,6 +156,32 @@ export async function findBuilding(exec: Executor): Promise<BatchRow | null> {
   return rows[0] ?? null;
 }
 
+/**
+ * The building batch with what decides whether it is due, in one query (the sealer asks
+ * this on every pass): the next number the sequence hands out and its first action's time.
+ */
+export interface BuildingState {
+  batch: BatchRow;
+  nextSeq: number;
+  firstActionAt: Date | null;
+}
+
+export async function buildingState(exec: Executor): Promise<BuildingState | null> {
+  const { rows } = await exec.execute<
+    RawBatch & { next_seq: string | number; first_at: DbTime | null }
+  >(sql`
+    SELECT ${COLUMNS},
+      (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM action_log_seq)
+        AS next_seq,
+      (SELECT a.created_at FROM action_logs a WHERE a.batch_id = b.id ORDER BY a.seq LIMIT 1)
+        AS first_at
+    FROM batches b WHERE status = 'building'`);
+  const r = rows[0];
+  if (!r) return null;
+  const { next_seq, first_at, ...raw } = r;
+  return { batch: toRow(raw), nextSeq: asNumber(next_seq), firstActionAt: maybeDate(first_at) };
+}
+
 /** The next execution-order number the sequence will hand out. */
 export async function nextSeq(exec: Executor): Promise<number> {
   const { rows } = await exec.execute<{ next: string | number }>(sql`
@@ -170,13 +196,6 @@ export async function lowestUnbatched(exec: Executor): Promise<number | null> {
     sql`SELECT seq FROM action_logs WHERE batch_id IS NULL ORDER BY seq LIMIT 1`,
   );
   return rows[0] ? asNumber(rows[0].seq) : null;
-}
-
-/** When the batch's first action was logged, or null while it has none. */
-export async function firstActionAt(exec: Executor, batchId: string): Promise<Date | null> {
-  const { rows } = await exec.execute<{ created_at: DbTime }>(sql`
-    SELECT created_at FROM action_logs WHERE batch_id = ${batchId} ORDER BY seq LIMIT 1`);
-  return rows[0] ? asDate(rows[0].created_at) : null;
 }
 
 /** How many actions joined the batch, and their fees. */
@@ -278,6 +297,14 @@ export async function markSealed(
 // --- Proving -----------------------------------------------------------------------------
 
 /** Sealed batches whose header is not written yet, in chain order. */
+/** Whether a sealed batch waits for its header and proof now (a cheap look, no lock). */
+export async function hasProvingWork(exec: Executor, now: Date): Promise<boolean> {
+  const { rows } = await exec.execute<{ any: boolean }>(sql`
+    SELECT EXISTS (SELECT 1 FROM batches WHERE status = 'proving'
+      AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})) AS any`);
+  return rows[0]!.any;
+}
+
 export async function unprovenBatches(exec: Executor): Promise<BatchRow[]> {
   return rowsOf(
     exec,
