@@ -131,6 +131,7 @@ async function main() {
     child = await startBenchService(port, url, {
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       WEBHOOK_CA_FILE: ca.caFile,
+      ...(process.env.BENCH_CPU_PROF ? { BENCH_CPU_PROF: process.env.BENCH_CPU_PROF } : {}),
     });
 
     // (1) Delivery throughput: the outbox filled at once (rows as the hook writes them).

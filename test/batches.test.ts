@@ -371,11 +371,12 @@ describe('webhook bodies', () => {
     await tick();
     const [applied] = await mintMany(1);
     expect(applied!.batch_id).toMatch(/^bat_/);
-    const { rows } = await svc.container.db.execute<{ event: { action: Record<string, unknown> } }>(
+    const { rows } = await svc.container.db.execute<{ event: string }>(
       sql`SELECT event FROM webhook_deliveries WHERE action_id = ${applied!.id}`,
     );
     expect(rows).toHaveLength(1);
-    expect(rows[0]!.event.action).toMatchObject({ id: applied!.id, batch_id: applied!.batch_id });
+    const event = JSON.parse(rows[0]!.event) as { action: Record<string, unknown> };
+    expect(event.action).toMatchObject({ id: applied!.id, batch_id: applied!.batch_id });
     await svc.container.db.execute(sql`DELETE FROM webhook_deliveries`);
     await svc.container.db.execute(sql`DELETE FROM webhooks`);
   });

@@ -65,6 +65,8 @@ describe('a delivery', () => {
       when_created: applied.action.when_created,
     });
     expect(Object.keys(body)).toEqual(['id', 'type', 'event', 'when_created']);
+    // Compact JSON, as JSON.stringify writes it.
+    expect(got.body).toBe(JSON.stringify(body));
     expect(got.headers['x-webhook-id']).toBe(hook.id);
     expect(got.headers['x-event-id']).toBe(body.id);
     expect(got.headers['content-type']).toBe('application/json');

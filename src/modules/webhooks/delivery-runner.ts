@@ -26,14 +26,13 @@ export const LEASE_MS = 60_000;
 
 export const EVENT_TYPE = 'action.executed';
 
-/** The body of a delivery (design.md §7), the same bytes on every attempt. */
+/**
+ * The body of a delivery (design.md §7), the same bytes on every attempt: what
+ * `JSON.stringify({id, type, event, when_created})` writes, with the stored event text put in
+ * as it is (it is the JSON the service wrote, so it is not parsed and written out again).
+ */
 export function deliveryBody(d: Pick<ClaimedDelivery, 'id' | 'event' | 'created_at'>): string {
-  return JSON.stringify({
-    id: d.id,
-    type: EVENT_TYPE,
-    event: d.event,
-    when_created: d.created_at.toISOString(),
-  });
+  return `{"id":${JSON.stringify(d.id)},"type":"${EVENT_TYPE}","event":${d.event},"when_created":"${d.created_at.toISOString()}"}`;
 }
 
 /**

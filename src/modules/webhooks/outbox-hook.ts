@@ -26,7 +26,8 @@ export const webhookOutboxHook: ApplyHooks = {
         c: a.log.when_created,
         ids,
         // The batch the action joined is known only inside the statement (outbox.ts adds it).
-        e: { action: { ...a.log, batch_id: undefined }, object: a.object },
+        ea: JSON.stringify({ ...a.log, batch_id: undefined }).slice(0, -1),
+        eo: JSON.stringify(a.object),
       });
     }
     return actions.length === 0 ? [] : [outboxInsert(actions)];

@@ -8,7 +8,8 @@ export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
   claim_id: string;
-  event: unknown;
+  /** `{action, object}`: the exact text of the body's `event` member. */
+  event: string;
   status: DeliveryStatus;
   round_attempts: number;
   created_at: Date;

@@ -16,8 +16,10 @@ export interface OutboxAction {
   c: string;
   /** delivery ids to use, one per webhook the organization may hold */
   ids: string[];
-  /** `{action, object}` as applied */
-  e: unknown;
+  /** the action as applied, as JSON without `batch_id` and without its closing brace */
+  ea: string;
+  /** the object as applied, as JSON */
+  eo: string;
 }
 
 /**
@@ -25,20 +27,20 @@ export interface OutboxAction {
  * webhook of its organization with a matching rule. Rules are ORed (EXISTS over them), the
  * fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
  * still gets one row. A data-modifying statement with RETURNING, for the group statement's
- * CTEs (src/modules/ebus/hooks.ts). `json` (not jsonb) keeps the event's field order; the
- * action's `batch_id` comes from the group statement's `logs` rows (the batch it joined).
+ * CTEs (src/modules/ebus/hooks.ts). The event is text put together from the JSON the
+ * service wrote (nothing is parsed), so its bytes are the body's; the action's `batch_id`
+ * comes from the group statement's `logs` rows (the batch it joined).
  */
 export function outboxInsert(actions: readonly OutboxAction[]): SQL {
   return sql`
     INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
       next_attempt_at, created_at, updated_at)
     SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a,
-      ('{"action":' || left((r.e -> 'action')::text, -1) || ',"batch_id":'
-        || coalesce(to_json(l.batch_id)::text, 'null') || '},"object":'
-        || (r.e -> 'object')::text || '}')::json,
+      '{"action":' || r.ea || ',"batch_id":' || coalesce(to_json(l.batch_id)::text, 'null')
+        || '},"object":' || r.eo || '}',
       'pending', r.c, r.c, r.c
     FROM json_to_recordset(${JSON.stringify(actions)}::json)
-      AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, e json)
+      AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, ea text, eo text)
     JOIN logs l ON l.id = r.a
     CROSS JOIN LATERAL (
       SELECT wh.id AS webhook_id, row_number() OVER (ORDER BY wh.id) AS n
