@@ -116,7 +116,9 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
   const webhooks = createWebhooks({ db, clock, config, logger: deps.logger });
-  const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger);
+  const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger, {
+    handoff: webhooks.handoff,
+  });
   const batches = await createBatches({ db, clock, config, logger: deps.logger });
   const batchWorker = new BatchSealerWorker(batches.sealer, deps.logger);
   const ebus = createEbus({

@@ -5,6 +5,7 @@ import type {
   DeliveryRunner,
   Outcome,
 } from '../modules/webhooks/delivery-runner.js';
+import type { DeliveryHandoff, HandedDelivery } from '../modules/webhooks/handoff.js';
 
 export interface DeliveryWorkerOptions {
   /** Attempts in flight at once in this process. */
@@ -19,6 +20,11 @@ export interface DeliveryWorkerOptions {
   flushMs?: number;
   /** Attempts that end before the loop claims again (sooner when nothing is in flight). */
   claimEvery?: number;
+  /**
+   * Takes, while running, the deliveries this process's groups write, and sends them at once
+   * (src/modules/webhooks/handoff.ts).
+   */
+  handoff?: DeliveryHandoff;
 }
 
 /**
@@ -39,18 +45,22 @@ export class WebhookDeliveryWorker implements Worker {
   private ended = 0;
   private readonly inFlight = new Map<string, number>();
   private readonly sending = new Set<Promise<void>>();
+  /** Handed deliveries being looked at (take). */
+  private readonly taking = new Set<Promise<void>>();
   private outcomes: Outcome[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly pause = new Pause();
+  private readonly handoff: DeliveryHandoff | null;
 
   constructor(
     private readonly runner: DeliveryRunner,
     private readonly logger: Logger,
     opts: DeliveryWorkerOptions = {},
   ) {
+    this.handoff = opts.handoff ?? null;
     this.maxInFlight = opts.maxInFlight ?? 256;
     this.perWebhook = opts.perWebhook ?? 32;
     this.batch = opts.batch ?? 200;
@@ -62,13 +72,19 @@ export class WebhookDeliveryWorker implements Worker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.handoff?.attach((handed) => {
+      const taking = this.take(handed).finally(() => this.taking.delete(taking));
+      this.taking.add(taking);
+    });
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
+    this.handoff?.detach();
     this.running = false;
     this.pause.wake();
     await this.loop;
+    await Promise.all(this.taking);
     await Promise.all(this.sending);
     await this.flush();
   }
@@ -100,7 +116,7 @@ export class WebhookDeliveryWorker implements Worker {
       }
       // Attempts that ended while the claim ran found no sleeper to wake: claim again now.
       const endedMeanwhile = this.ended >= this.claimEvery || (claimed > 0 && this.busy === 0);
-      if ((claimed === 0 || this.busy >= this.maxInFlight) && !endedMeanwhile) {
+      if ((claimed === 0 || this.busy >= this.maxInFlight) && !endedMeanwhile && this.running) {
         await this.pause.wait(this.idlePollMs);
       }
     }
@@ -118,7 +134,31 @@ export class WebhookDeliveryWorker implements Worker {
     return claimed.length;
   }
 
-  private send(d: ClaimedDelivery): void {
+  /**
+   * Sends handed deliveries now, within the same limits as claimed ones; what does not fit
+   * (or finds the worker stopping) is released for a later claim. Never throws.
+   */
+  private async take(handed: HandedDelivery[]): Promise<void> {
+    const handoff = this.handoff!;
+    let ready: ClaimedDelivery[];
+    try {
+      ready = await this.runner.complete(handed);
+    } catch (err) {
+      this.logger.warn({ err }, 'could not look up webhooks for handed deliveries');
+      return handoff.release(handed);
+    }
+    const left = new Set(handed.map((d) => d.id));
+    for (const d of ready) {
+      const used = this.inFlight.get(d.webhook_id) ?? 0;
+      if (!this.running || this.busy >= this.maxInFlight || used >= this.perWebhook) continue;
+      left.delete(d.id);
+      this.send(d, false);
+    }
+    if (left.size > 0) await handoff.release(handed.filter((d) => left.has(d.id)));
+  }
+
+  /** `claimed`: it came from a claim, so its end counts towards claiming again. */
+  private send(d: ClaimedDelivery, claimed = true): void {
     this.inFlight.set(d.webhook_id, (this.inFlight.get(d.webhook_id) ?? 0) + 1);
     const p = this.runner.attempt(d).then((outcome) => {
       this.outcomes.push(outcome);
@@ -129,8 +169,11 @@ export class WebhookDeliveryWorker implements Worker {
       if (n <= 0) this.inFlight.delete(d.webhook_id);
       else this.inFlight.set(d.webhook_id, n);
       this.sending.delete(done);
-      // Claiming after every single attempt would cost a query per delivery.
-      if (++this.ended >= this.claimEvery || this.sending.size === 0) this.pause.wake();
+      // Claiming after every single attempt would cost a query per delivery; handed ones
+      // leave room for the next handed ones, not for a claim.
+      if (claimed && (++this.ended >= this.claimEvery || this.sending.size === 0)) {
+        this.pause.wake();
+      }
     });
     this.sending.add(done);
   }

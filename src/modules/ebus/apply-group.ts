@@ -108,12 +108,15 @@ async function applyGroup(
   return outcomes;
 }
 
-/** Writes planned shares with one statement; answers each organization's balance after it. */
+/**
+ * Writes planned shares with one statement; answers each organization's balance after it,
+ * and what to call once the statement has committed (the hooks' `committed`).
+ */
 async function writePlanned(
   deps: ApplyDeps,
   planned: readonly Planned[],
   run: RowRunner,
-): Promise<Map<string, bigint>> {
+): Promise<{ balances: Map<string, bigint>; afterCommit: () => void }> {
   const write: GroupWrite = {
     newObjects: planned.flatMap((p) => p.plan.write.newObjects),
     changedObjects: planned.flatMap((p) => p.plan.write.changedObjects),
@@ -124,22 +127,30 @@ async function writePlanned(
   };
   const templates = new Map<string, TemplateInfo>();
   for (const p of planned) for (const t of p.state.templates.values()) templates.set(t.id, t);
+  const hooks = deps.hooks.writes(planned.flatMap((p) => p.plan.applied));
   const statement = groupStatement(
     write,
     planned.map((p) => ({ ...p.plan.charge, orgId: p.orgId })),
     planned[0]!.state.now,
     [...templates.values()],
-    deps.hooks.writes(planned.flatMap((p) => p.plan.applied)),
+    hooks,
     deps.hooks.batchJoin ?? null,
   );
-  const result = await runGroupStatement(run, statement);
+  const result = await runGroupStatement(run, statement, hooks);
   for (const p of planned) {
     for (const a of p.plan.applied) {
       const overflow = result.overflow.get(a.log.id);
       a.log.batch_id = overflow === undefined ? result.batchId : overflow;
     }
   }
-  return result.balances;
+  const afterCommit = () => {
+    try {
+      result.afterCommit();
+    } catch (err) {
+      deps.logger.error({ err }, 'a hook failed after its group committed');
+    }
+  };
+  return { balances: result.balances, afterCommit };
 }
 
 /** Records what committed shares left behind (their shares of one statement). */
@@ -245,7 +256,10 @@ async function applyOptimistic(
       if (plan.refused === 0) planned.push({ orgId, state, plan });
     }
     if (planned.length === 0) return done;
-    remember(deps, planned, await writePlanned(deps, planned, deps.prepared));
+    // One statement on its own: it has committed when it answers.
+    const written = await writePlanned(deps, planned, deps.prepared);
+    written.afterCommit();
+    remember(deps, planned, written.balances);
     for (const p of planned) done.set(p.orgId, p.plan.outcomes);
     return done;
   } catch (err) {
@@ -271,7 +285,10 @@ async function applyLocked(
 ): Promise<ApplyOutcome[]> {
   try {
     const done = await deps.db.transaction((tx) => runLocked(tx, deps, orgId, items));
-    if (done.committed) remember(deps, [done.committed.planned], done.committed.left);
+    if (done.committed) {
+      done.committed.afterCommit();
+      remember(deps, [done.committed.planned], done.committed.left);
+    }
     return done.outcomes;
   } catch (err) {
     // With the database away, no action of the share can apply: each answers 503 at once
@@ -294,7 +311,7 @@ async function applyLocked(
 
 interface LockedResult {
   outcomes: ApplyOutcome[];
-  committed: { planned: Planned; left: Map<string, bigint> } | null;
+  committed: { planned: Planned; left: Map<string, bigint>; afterCommit: () => void } | null;
 }
 
 async function runLocked(
@@ -343,6 +360,6 @@ async function runLocked(
   const plan = planGroup(orgId, items, state, deps.checkCustom);
   if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };
   const planned = { orgId, state, plan };
-  const left = await writePlanned(deps, [planned], rowsVia(tx));
-  return { outcomes: plan.outcomes, committed: { planned, left } };
+  const { balances: left, afterCommit } = await writePlanned(deps, [planned], rowsVia(tx));
+  return { outcomes: plan.outcomes, committed: { planned, left, afterCommit } };
 }

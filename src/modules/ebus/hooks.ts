@@ -12,8 +12,11 @@ import type { AppliedAction } from './types.js';
  * Each statement must end with a RETURNING clause (the group statement counts its rows, which
  * makes it run before the balance rows are locked) and must not depend on the others'
  * effects (they run as sibling CTEs) — though a hook may read the `logs` CTE's rows
- * `(id, batch_id)`: each applied action's id and the batch it joined. A failing statement rolls the group back; it is then
- * retried one action at a time, so one failing action fails alone.
+ * `(id, batch_id)`: each applied action's id and the batch it joined. A failing statement
+ * rolls the group back; it is then retried one action at a time, so one failing action fails
+ * alone. A statement given as `{collect, committed}` has its RETURNING rows handed to
+ * `committed` once the group has committed (never for a group that rolled back): the
+ * webhooks feature hands the deliveries it wrote to this process's worker that way.
  *
  * `batchJoin` (the batches feature) names the batch the group's actions join; the log rows
  * carry it, so joining costs no statement of its own (repo/group-write.ts, `BatchJoin`).

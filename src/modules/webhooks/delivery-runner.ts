@@ -7,7 +7,9 @@ import {
   claimDue,
   deactivateFailing,
   recordOutcomes,
+  webhookTargets,
   type ClaimedDelivery,
+  type HandedDelivery,
   type Outcome,
 } from './repo/claims.js';
 import { failQueued } from './repo/deliveries.js';
@@ -62,6 +64,22 @@ export class DeliveryRunner {
       limit,
       rooms,
       perWebhook,
+    });
+  }
+
+  /**
+   * Handed deliveries (handoff.ts) completed with their webhook's address and keys as they
+   * are now, ready to send as claimed ones; those of a webhook gone meanwhile are left out.
+   */
+  async complete(handed: readonly HandedDelivery[]): Promise<ClaimedDelivery[]> {
+    const targets = await webhookTargets(
+      this.db,
+      handed.map((d) => d.webhook_id),
+      this.clock.now(),
+    );
+    return handed.flatMap((d) => {
+      const t = targets.get(d.webhook_id);
+      return t ? [{ ...d, ...t, status: 'pending' as const, round_attempts: 0 }] : [];
     });
   }
 

@@ -7,7 +7,9 @@ import { DeliveryLogService } from './delivery-log.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import { systemResolver, type HostResolver } from './http-client/address-policy.js';
 import { DeliveryClient } from './http-client/delivery-client.js';
+import { DeliveryHandoff } from './handoff.js';
 import { webhookOutboxHook } from './outbox-hook.js';
+import type { ApplyHooks } from '../ebus/hooks.js';
 import { WebhookService } from './service.js';
 
 export interface Webhooks {
@@ -16,7 +18,9 @@ export interface Webhooks {
   runner: DeliveryRunner;
   client: DeliveryClient;
   /** For the event bus: queues the matching deliveries in the group statement. */
-  hook: typeof webhookOutboxHook;
+  hook: ApplyHooks;
+  /** Where this process's delivery worker takes the deliveries its groups wrote. */
+  handoff: DeliveryHandoff;
 }
 
 export interface WebhooksWiring {
@@ -53,11 +57,13 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
     extraCa: caFile ? readFileSync(caFile, 'utf8') : null,
     timeoutMs: w.timeoutMs,
   });
+  const handoff = new DeliveryHandoff(w.db, w.logger);
   return {
     service: new WebhookService({ db: w.db, clock: w.clock, policy, resolve }),
     log: new DeliveryLogService(w.db, w.clock),
     runner: new DeliveryRunner(w.db, w.clock, client, w.logger),
     client,
-    hook: webhookOutboxHook,
+    hook: webhookOutboxHook(handoff),
+    handoff,
   };
 }

@@ -41,8 +41,19 @@ export interface GroupCharge {
   ledger: { id: string; amount_wei: string; after_offset_wei: string; ref_id: string }[];
 }
 
-/** A data-modifying statement with a RETURNING clause that a hook adds (hooks.ts). */
-export type HookStatement = SQL;
+/**
+ * A data-modifying statement with a RETURNING clause that a hook adds (hooks.ts); in the
+ * object form, the rows it returned are handed to `committed` once the group has committed.
+ */
+export type HookStatement = SQL | CollectedStatement;
+
+export interface CollectedStatement {
+  collect: SQL;
+  /** The statement's RETURNING rows (as JSON), called after the commit, never before. */
+  committed(rows: unknown[]): void;
+}
+
+const statementOf = (h: HookStatement): SQL => ('collect' in h ? h.collect : h);
 
 /**
  * The batch a group's actions join (hooks.ts): a SELECT evaluated once per group
@@ -65,6 +76,8 @@ export interface GroupResult {
    * without a batch (they join one when it opens).
    */
   overflow: Map<string, string | null>;
+  /** Hands the collected hook statements' rows on: call it once the group has committed. */
+  afterCommit: () => void;
 }
 
 /** A guard of the group statement did not hold: nothing was written. */
@@ -113,8 +126,11 @@ export function groupStatement(
 ): SQL {
   const fees = charges.map((c) => ({ id: c.orgId, total: c.totalFeeWei.toString() }));
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
-  const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${h})`);
+  const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${statementOf(h)})`);
   const hookCounts = hooks.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
+  const collected = hooks.flatMap((h, i) =>
+    'collect' in h ? [sql`(SELECT json_agg(h) FROM ${sql.raw(`hook_${i}`)} h)`] : [],
+  );
   const join =
     batchJoin ??
     sql`SELECT NULL::text AS id, NULL::bigint AS seq_end, NULL::text AS next_id,
@@ -221,22 +237,33 @@ export function groupStatement(
         AS balances,
       (SELECT id FROM group_batch) AS batch_id,
       (SELECT json_object_agg(id, batch_id) FROM logs
-        WHERE batch_id IS DISTINCT FROM (SELECT id FROM group_batch)) AS overflow`;
+        WHERE batch_id IS DISTINCT FROM (SELECT id FROM group_batch)) AS overflow,
+      json_build_array(${sql.join(collected, sql`, `)}) AS collected`;
 }
 
-/** What the statement answered, or GroupGuardFailed when a guard aborted it. */
-export async function runGroupStatement(run: RowRunner, statement: SQL): Promise<GroupResult> {
+/**
+ * What the statement answered, or GroupGuardFailed when a guard aborted it. `hooks` are the
+ * hook statements it was built with (their collected rows go to their `committed`).
+ */
+export async function runGroupStatement(
+  run: RowRunner,
+  statement: SQL,
+  hooks: readonly HookStatement[],
+): Promise<GroupResult> {
   try {
     const rows = await run<{
       balances: { id: string; balance: string }[] | null;
       batch_id: string | null;
       overflow: Record<string, string | null> | null;
+      collected: (unknown[] | null)[];
     }>(statement);
     const row = rows[0]!;
+    const takers = hooks.filter((h): h is CollectedStatement => 'collect' in h);
     return {
       balances: new Map((row.balances ?? []).map((b) => [b.id, BigInt(b.balance)])),
       batchId: row.batch_id,
       overflow: new Map(Object.entries(row.overflow ?? {})),
+      afterCommit: () => takers.forEach((h, i) => h.committed(row.collected[i] ?? [])),
     };
   } catch (err) {
     const e = err as {

@@ -23,6 +23,41 @@ export interface ClaimedDelivery {
 
 type RawClaimed = Omit<ClaimedDelivery, 'created_at'> & { created_at: DbTime };
 
+/** A delivery its own group statement claimed for this process (src/modules/webhooks/handoff.ts). */
+export type HandedDelivery = Pick<
+  ClaimedDelivery,
+  'id' | 'webhook_id' | 'claim_id' | 'event' | 'created_at'
+>;
+
+/** Where and how a webhook's deliveries are sent now, for handed deliveries. */
+export type WebhookTarget = Pick<ClaimedDelivery, 'url' | 'signing_key' | 'previous_key' | 'live'>;
+
+export async function webhookTargets(
+  exec: Executor,
+  webhookIds: readonly string[],
+  now: Date,
+): Promise<Map<string, WebhookTarget>> {
+  const { rows } = await exec.execute<WebhookTarget & { id: string }>(sql`
+    SELECT id, url, signing_key,
+      CASE WHEN previous_key_until > ${now} THEN previous_signing_key END AS previous_key,
+      (is_active AND deleted_at IS NULL) AS live
+    FROM webhooks
+    WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify([...new Set(webhookIds)])}::jsonb))`);
+  return new Map(rows.map(({ id, ...t }) => [id, t]));
+}
+
+/** Gives up handed deliveries' claim: due at once for any worker's claim. */
+export async function releaseHanded(
+  exec: Executor,
+  deliveries: readonly Pick<HandedDelivery, 'id' | 'claim_id'>[],
+): Promise<void> {
+  await exec.execute(sql`
+    UPDATE webhook_deliveries d SET leased_until = NULL, claim_id = NULL
+    FROM jsonb_to_recordset(${JSON.stringify(deliveries.map((x) => ({ id: x.id, claim_id: x.claim_id })))}::jsonb)
+      AS r(id text, claim_id text)
+    WHERE d.id = r.id AND d.claim_id = r.claim_id`);
+}
+
 export interface ClaimRequest {
   now: Date;
   /** The claim lasts until then; an attempt never outlives it (10 s timeout). */

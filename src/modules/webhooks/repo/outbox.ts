@@ -29,16 +29,23 @@ export interface OutboxAction {
  * still gets one row. A data-modifying statement with RETURNING, for the group statement's
  * CTEs (src/modules/ebus/hooks.ts). The event is text put together from the JSON the
  * service wrote (nothing is parsed), so its bytes are the body's; the action's `batch_id`
- * comes from the group statement's `logs` rows (the batch it joined).
+ * comes from the group statement's `logs` rows (the batch it joined). With `claim`, the rows
+ * are written claimed by it (as claimDue would), for this process's worker to send at once.
  */
-export function outboxInsert(actions: readonly OutboxAction[]): SQL {
+export function outboxInsert(
+  actions: readonly OutboxAction[],
+  claim: { id: string; leaseMs: number } | null,
+): SQL {
+  const leasedUntil = claim
+    ? sql`r.c + ${`${claim.leaseMs} milliseconds`}::interval`
+    : sql`NULL::timestamptz`;
   return sql`
     INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
-      next_attempt_at, created_at, updated_at)
+      next_attempt_at, leased_until, claim_id, created_at, updated_at)
     SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a,
       '{"action":' || r.ea || ',"batch_id":' || coalesce(to_json(l.batch_id)::text, 'null')
         || '},"object":' || r.eo || '}',
-      'pending', r.c, r.c, r.c
+      'pending', r.c, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c
     FROM json_to_recordset(${JSON.stringify(actions)}::json)
       AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, ea text, eo text)
     JOIN logs l ON l.id = r.a
@@ -52,5 +59,5 @@ export function outboxInsert(actions: readonly OutboxAction[]): SQL {
             AND (x -> 'actions' = '[]'::jsonb OR x -> 'actions' ? r.n)
             AND (x -> 'addresses' = '[]'::jsonb OR x -> 'addresses' ? r.w))
     ) m
-    RETURNING 1`;
+    RETURNING id, webhook_id, action_id`;
 }
