@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 import { notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOfDated, parseList, type Page } from '../../lib/list.js';
@@ -12,6 +13,7 @@ import type {
   CreateTemplateInput,
   ListTemplatesQuery,
   TemplateRecord,
+  TemplateVersionRecord,
   UpdateTemplateInput,
 } from './schema.js';
 
@@ -64,6 +66,19 @@ export async function getTemplateForAction(
     is_public: row.is_public,
     updated_at: row.updated_at,
   };
+}
+
+/**
+ * Whether an update changes what objects' chains hash (name, description, category, faces:
+ * docs/objects.md), which makes a new template version.
+ */
+function chainFieldsChanged(a: TemplateRow, b: TemplateRow): boolean {
+  return (
+    a.name !== b.name ||
+    a.description !== b.description ||
+    a.category !== b.category ||
+    canonicalJson(a.faces) !== canonicalJson(b.faces)
+  );
 }
 
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
@@ -136,6 +151,21 @@ export class TemplateService {
     return toTemplateRecord(row);
   }
 
+  /** One version of a public template; a private or missing template or version is 404. */
+  async getPublicVersion(id: string, version: number): Promise<TemplateVersionRecord> {
+    const row = await repo.findPublicTemplateVersion(this.db, id, version);
+    if (!row) throw notFound('template version');
+    return {
+      template_id: row.template_id,
+      version: row.version,
+      name: row.name,
+      description: row.description,
+      category: row.category,
+      faces: row.faces,
+      when_created: row.created_at.toISOString(),
+    };
+  }
+
   /**
    * Replaces the fields given. A change of is_public is copied to the template's objects
    * in the same transaction, so the public list never shows a private template's objects.
@@ -158,7 +188,10 @@ export class TemplateService {
         is_public: input.is_public ?? row.is_public,
         updated_at: laterThan(this.clock.now(), row.updated_at),
       };
+      const chainChange = chainFieldsChanged(row, next);
+      if (chainChange) next.version = row.version + 1;
       await repo.saveTemplate(tx, next);
+      if (chainChange) await repo.insertTemplateVersion(tx, next);
       if (next.is_public !== row.is_public) {
         await repo.setObjectsPublic(tx, orgId, id, next.is_public);
       }
