@@ -1,7 +1,7 @@
 import { verifyActionSignature } from './actions.js';
 import { verifyBatch } from './batches.js';
 import { verifyActionInclusion } from './inclusion.js';
-import { verifyObjectChain } from './objects.js';
+import { verifyObjectChain, type TemplateInfo } from './objects.js';
 import type { Source } from './source.js';
 import type {
   ActionRecord,
@@ -10,6 +10,8 @@ import type {
   PublicCredential,
   PublicObject,
   PublicTemplate,
+  SignerLinks,
+  TemplateVersion,
   Verdict,
 } from './types.js';
 
@@ -97,6 +99,17 @@ export async function verifyNetwork(
       credentials.set(id, (c = source.json<PublicCredential>(`/public/credentials/${enc(id)}`)));
     return c;
   };
+  const links = new Map<string, Promise<SignerLinks | null>>();
+  const signerLinks = (wallet: string, signer: string) => {
+    const key = `${wallet} ${signer}`;
+    let l = links.get(key);
+    if (!l) {
+      l = source.json<SignerLinks>(`/public/wallets/${enc(wallet)}/signers/${enc(signer)}`);
+      links.set(key, l);
+    }
+    return l;
+  };
+  const versions = new Map<string, TemplateVersion | null>();
   const integrityByAction = new Map<string, string>();
 
   for (const object of objects) {
@@ -106,7 +119,13 @@ export async function verifyNetwork(
       'action_logs',
     );
     for (const action of history) {
-      verdicts.push(await verifyActionSignature(action, { network: network.network, credential }));
+      verdicts.push(
+        await verifyActionSignature(action, {
+          network: network.network,
+          credential,
+          signerLinks,
+        }),
+      );
     }
     if (!templates.has(object.template_id)) {
       templates.set(
@@ -114,9 +133,26 @@ export async function verifyNetwork(
         await source.json<PublicTemplate>(`/public/templates/${enc(object.template_id)}`),
       );
     }
+    // The template version each action was applied with (records logged before versions were
+    // kept name none: those replay with the template as it is now).
+    for (const a of history) {
+      const key = `${object.template_id}@${String(a.template_version)}`;
+      if (a.template_version !== null && !versions.has(key)) {
+        versions.set(
+          key,
+          await source.json<TemplateVersion>(
+            `/public/templates/${enc(object.template_id)}/versions/${a.template_version}`,
+          ),
+        );
+      }
+    }
     const template = templates.get(object.template_id);
     if (template) {
-      const chain = verifyObjectChain(object, history, template);
+      const templateOf = (a: ActionRecord): TemplateInfo | null =>
+        a.template_version === null
+          ? template
+          : (versions.get(`${object.template_id}@${a.template_version}`) ?? null);
+      const chain = verifyObjectChain(object, history, templateOf);
       verdicts.push(chain.verdict);
       for (const [k, v] of chain.integrityByAction) integrityByAction.set(k, v);
     } else {

@@ -26,7 +26,8 @@ export type TemplateRow = {
   is_public: boolean;
   /**
    * Counts the changes of name, description, category and faces, what an object's chain
-   * hashes (1 at creation); each version is kept in `template_versions`.
+   * hashes (1 at creation); each version is kept in `template_versions`. Set by the database
+   * (migration 0020's trigger), whatever writes the row.
    */
   version: number;
   created_at: Date;
@@ -41,27 +42,15 @@ function templateRow(row: TemplateRow): TemplateRow {
 
 export type NewTemplate = Omit<TemplateRow, 'updated_at' | 'version'>;
 
-/** Inserts a template at version 1, with that version's content. */
+/** Inserts a template (migration 0020's trigger makes it version 1 and keeps that version). */
 export async function insertTemplate(exec: Executor, t: NewTemplate): Promise<void> {
-  await exec.execute(sql`WITH t AS (INSERT INTO templates
+  await exec.execute(sql`INSERT INTO templates
     (id, organization_id, name, description, category, faces, actions, custom_schema,
-     is_public, version, created_at, updated_at)
+     is_public, created_at, updated_at)
     VALUES (${t.id}, ${t.organization_id}, ${t.name}, ${t.description}, ${t.category},
       ${JSON.stringify(t.faces)}::jsonb, ${sql.param(t.actions)}::text[],
       ${t.custom_schema === null ? null : JSON.stringify(t.custom_schema)}::jsonb,
-      ${t.is_public}, 1, ${t.created_at}, ${t.created_at})
-    RETURNING id, version, name, description, category, faces, created_at)
-    INSERT INTO template_versions (template_id, version, name, description, category, faces,
-      created_at)
-    SELECT id, version, name, description, category, faces, created_at FROM t`);
-}
-
-/** Keeps a version's content (the template row holds the same, already saved). */
-export async function insertTemplateVersion(exec: Executor, t: TemplateRow): Promise<void> {
-  await exec.execute(sql`INSERT INTO template_versions
-    (template_id, version, name, description, category, faces, created_at)
-    VALUES (${t.id}, ${t.version}, ${t.name}, ${t.description}, ${t.category},
-      ${JSON.stringify(t.faces)}::jsonb, ${t.updated_at})`);
+      ${t.is_public}, ${t.created_at}, ${t.created_at})`);
 }
 
 /** A kept template version's content, from `template_versions`. */
@@ -155,7 +144,7 @@ export async function saveTemplate(exec: Executor, t: TemplateRow): Promise<void
     name = ${t.name}, description = ${t.description}, category = ${t.category},
     faces = ${JSON.stringify(t.faces)}::jsonb, actions = ${sql.param(t.actions)}::text[],
     custom_schema = ${t.custom_schema === null ? null : JSON.stringify(t.custom_schema)}::jsonb,
-    is_public = ${t.is_public}, version = ${t.version}, updated_at = ${t.updated_at}
+    is_public = ${t.is_public}, updated_at = ${t.updated_at}
     WHERE organization_id = ${t.organization_id} AND id = ${t.id}`);
 }
 

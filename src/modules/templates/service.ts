@@ -1,6 +1,5 @@
 import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { canonicalJson } from '../../lib/canonical-json.js';
 import { notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOfDated, parseList, type Page } from '../../lib/list.js';
@@ -66,19 +65,6 @@ export async function getTemplateForAction(
     is_public: row.is_public,
     updated_at: row.updated_at,
   };
-}
-
-/**
- * Whether an update changes what objects' chains hash (name, description, category, faces:
- * docs/objects.md), which makes a new template version.
- */
-function chainFieldsChanged(a: TemplateRow, b: TemplateRow): boolean {
-  return (
-    a.name !== b.name ||
-    a.description !== b.description ||
-    a.category !== b.category ||
-    canonicalJson(a.faces) !== canonicalJson(b.faces)
-  );
 }
 
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
@@ -188,10 +174,7 @@ export class TemplateService {
         is_public: input.is_public ?? row.is_public,
         updated_at: laterThan(this.clock.now(), row.updated_at),
       };
-      const chainChange = chainFieldsChanged(row, next);
-      if (chainChange) next.version = row.version + 1;
       await repo.saveTemplate(tx, next);
-      if (chainChange) await repo.insertTemplateVersion(tx, next);
       if (next.is_public !== row.is_public) {
         await repo.setObjectsPublic(tx, orgId, id, next.is_public);
       }
