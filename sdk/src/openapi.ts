@@ -8013,6 +8013,7 @@ export interface paths {
                 /** @description the sum of its actions’ fees in tokens */
                 total_fee: string;
                 total_fee_wei: string;
+                /** @description the layout of its content (1 or 2; docs/batches.md): new batches are 2 */
                 version: number;
                 /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
                 ipfs_url: string;
@@ -8144,6 +8145,7 @@ export interface paths {
               /** @description the sum of its actions’ fees in tokens */
               total_fee: string;
               total_fee_wei: string;
+              /** @description the layout of its content (1 or 2; docs/batches.md): new batches are 2 */
               version: number;
               /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
               ipfs_url: string;
