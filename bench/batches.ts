@@ -12,7 +12,9 @@
  *      service with batches on (the default: every action joins a batch, the sealer runs in
  *      the process) and one with BATCHES_ENABLED=false, each on its own database,
  *      BENCH_PHASE_SECONDS (8) each, BENCH_ROUNDS (3) rounds alternating which goes first
- *      (ABBAAB): actions/s of each and the ratio of the means.
+ *      (ABBAAB): actions/s of each and the ratio of the means, and the CPU per action of each
+ *      side (its service process and the PostgreSQL server), which load from other work on
+ *      the machine disturbs far less than throughput.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,6 +36,7 @@ import {
   startBenchService,
   type BenchOrg,
 } from './ebus-load.js';
+import { postmasterOf, sampleCpu } from './cpu-account.js';
 import { median, scratchDatabase } from './scratch-database.js';
 
 const SEAL_ACTIONS = Math.min(10_000, Number(process.env.BENCH_SEAL_ACTIONS ?? 1000));
@@ -135,10 +138,13 @@ async function serviceWith(env: Record<string, string>) {
     bodies: presign(w, org.templateId, 0, PER_WALLET + WARM_UP),
   }));
   const child: ChildProcess = await startBenchService(port, scratch.url, env);
+  const { rows } = await database.db.execute<{ pid: number }>(sql`SELECT pg_backend_pid() AS pid`);
   return {
     port,
     lanes,
     database,
+    pid: child.pid!,
+    postmaster: postmasterOf(rows[0]!.pid),
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -165,11 +171,22 @@ async function eventBus() {
     const load0 = os.loadavg()[0]!.toFixed(2);
     const withBatches: number[] = [];
     const without: number[] = [];
+    // CPU per action of each side (service and the PostgreSQL server, summed over its phases),
+    // which other work on the machine disturbs far less than throughput.
+    const cpu = { on: { us: 0, svc: 0, pg: 0, n: 0 }, off: { us: 0, svc: 0, pg: 0, n: 0 } };
+    const phase = async (s: typeof on, side: 'on' | 'off') => {
+      const c0 = sampleCpu(s.pid, s.postmaster);
+      const r = await loadPhase(s.port, s.lanes, PHASE_S);
+      const c1 = sampleCpu(s.pid, s.postmaster);
+      cpu[side].svc += c1.service - c0.service;
+      cpu[side].pg += c1.postgres - c0.postgres;
+      cpu[side].n += r.ok;
+      return r.perSecond;
+    };
     // ABBAAB…: each side goes first as often as second, so drift over the run cancels out.
     for (let round = 0; round < ROUNDS; round++) {
-      const a = async () =>
-        withBatches.push((await loadPhase(on.port, on.lanes, PHASE_S)).perSecond);
-      const b = async () => without.push((await loadPhase(off.port, off.lanes, PHASE_S)).perSecond);
+      const a = async () => withBatches.push(await phase(on, 'on'));
+      const b = async () => without.push(await phase(off, 'off'));
       if (round % 2 === 0) {
         await a();
         await b();
@@ -195,6 +212,11 @@ async function eventBus() {
     console.log(`machine: ${os.cpus().length} cores, load average before (2) ${load0}`);
     console.log(
       `(2) POST /ebus/execute, ${CONNECTIONS} connections, ${PHASE_S} s phases: with batches ${withBatches.map(fmt).join(', ')} actions/s; without ${without.map(fmt).join(', ')} actions/s; ratio ${(avg(withBatches) / avg(without)).toFixed(3)}`,
+    );
+    const per = (c: (typeof cpu)['on']) =>
+      `service ${Math.round(c.svc / c.n)} µs + postgres ${Math.round(c.pg / c.n)} µs = ${Math.round((c.svc + c.pg) / c.n)} µs`;
+    console.log(
+      `    CPU per action: with batches ${per(cpu.on)}; without ${per(cpu.off)}; ratio (without ÷ with) ${((cpu.off.svc + cpu.off.pg) / cpu.off.n / ((cpu.on.svc + cpu.on.pg) / cpu.on.n)).toFixed(3)}`,
     );
     console.log(
       `    batches side: ${fmt(r.actions)} actions, ${fmt(r.waiting)} waiting for a batch, ${fmt(r.sealed)} batches sealed (mean ${fmt(r.avg ?? 0)} actions)`,

@@ -29,6 +29,17 @@ function treeCpuUs(pid: number): number {
   return total;
 }
 
+/**
+ * The PostgreSQL server's main process (the parent of the backend serving `backendPid`): its
+ * process tree is that server alone, which the machine-wide sum (other servers, such as the
+ * test suites' embedded ones) is not.
+ */
+export function postmasterOf(backendPid: number): number {
+  const s = statOf(String(backendPid));
+  if (!s) throw new Error(`no process ${backendPid}: is PostgreSQL on this machine?`);
+  return s.ppid;
+}
+
 /** Summed CPU of every process whose command name starts with `postgres`. */
 function postgresCpuUs(): number {
   let total = 0;
@@ -51,11 +62,12 @@ export interface CpuSample {
   wall: number;
 }
 
-export function sampleCpu(servicePid: number | undefined): CpuSample {
+/** `postmaster`: count that server's processes only (postmasterOf), else every `postgres*`. */
+export function sampleCpu(servicePid: number | undefined, postmaster?: number): CpuSample {
   const self = process.cpuUsage();
   return {
     service: servicePid === undefined ? 0 : treeCpuUs(servicePid),
-    postgres: postgresCpuUs(),
+    postgres: postmaster === undefined ? postgresCpuUs() : treeCpuUs(postmaster),
     self: self.user + self.system,
     wall: performance.now() * 1000,
   };

@@ -140,7 +140,10 @@ export async function loadPhase(
   return { ok, perSecond: Math.round(ok / elapsed) };
 }
 
-/** The service (`src/main.ts`) as a child process on `port`, once `/healthz` answers. */
+/**
+ * The service (`src/main.ts`) as a child process on `port`, once `/healthz` answers.
+ * `BENCH_CPU_PROF` in `env` (a directory) profiles it with V8's --cpu-prof.
+ */
 export async function startBenchService(
   port: number,
   databaseUrl: string,
@@ -149,7 +152,13 @@ export async function startBenchService(
   const publicUrl = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
-    ['--max-semi-space-size=32', '--import', 'tsx', 'src/main.ts'],
+    [
+      '--max-semi-space-size=32',
+      ...(env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${env.BENCH_CPU_PROF}`] : []),
+      '--import',
+      'tsx',
+      'src/main.ts',
+    ],
     {
       env: {
         ...process.env,

@@ -24,6 +24,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import { newId } from '../src/lib/ids.js';
 import { makeTestCa } from '../test/helpers/webhook-receiver.js';
+import { postmasterOf, sampleCpu } from './cpu-account.js';
 import {
   benchSessions,
   loadPhase,
@@ -172,9 +173,40 @@ async function main() {
     const without: number[] = [];
     const withHook: number[] = [];
     const load0 = os.loadavg()[0]!.toFixed(2);
+    // CPU per action of each side: the service, the PostgreSQL server, and this process (the
+    // load generator, and the receiver while deliveries arrive), which other work on the
+    // machine disturbs far less than throughput. A side's phase ends when its deliveries
+    // have arrived, so none spills into the next phase.
+    const { rows: backend } = await database.db.execute<{ pid: number }>(
+      sql`SELECT pg_backend_pid() AS pid`,
+    );
+    const postmaster = postmasterOf(backend[0]!.pid);
+    const cpu = {
+      plain: { svc: 0, pg: 0, self: 0, n: 0 },
+      hooked: { svc: 0, pg: 0, self: 0, n: 0 },
+    };
+    const measured = async <R extends { ok: number }>(
+      side: 'plain' | 'hooked',
+      run: () => Promise<R>,
+    ) => {
+      const c0 = sampleCpu(child!.pid, postmaster);
+      const r = await run();
+      const until = performance.now() + 30_000;
+      while (side === 'hooked' && arrivals.size < answered.size && performance.now() < until) {
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      const c1 = sampleCpu(child!.pid, postmaster);
+      cpu[side].svc += c1.service - c0.service;
+      cpu[side].pg += c1.postgres - c0.postgres;
+      cpu[side].self += c1.self - c0.self;
+      cpu[side].n += r.ok;
+      return r;
+    };
     for (let round = 0; round < 2; round++) {
-      without.push((await loadPhase(port, lanesPlain, PHASE_S)).perSecond);
-      withHook.push((await loadPhase(port, lanesHooked, PHASE_S, answered)).perSecond);
+      without.push((await measured('plain', () => loadPhase(port, lanesPlain, PHASE_S))).perSecond);
+      withHook.push(
+        (await measured('hooked', () => loadPhase(port, lanesHooked, PHASE_S, answered))).perSecond,
+      );
     }
     const settle = performance.now();
     while (arrivals.size < answered.size && performance.now() - settle < 30_000) {
@@ -226,6 +258,14 @@ async function main() {
     );
     console.log(
       `(2) POST /ebus/execute, ${CONNECTIONS} connections, ${PHASE_S} s phases: without webhooks ${without.map(fmt).join(', ')} actions/s; with one matching webhook ${withHook.map(fmt).join(', ')} actions/s; ratio ${(avg(withHook) / avg(without)).toFixed(2)}`,
+    );
+    const cpuOf = (c: (typeof cpu)['plain']) => {
+      const us = (x: number) => Math.round(x / Math.max(1, c.n));
+      return `service ${us(c.svc)} + postgres ${us(c.pg)} = ${us(c.svc + c.pg)} µs (this process ${us(c.self)} µs)`;
+    };
+    const total = (c: (typeof cpu)['plain']) => (c.svc + c.pg) / Math.max(1, c.n);
+    console.log(
+      `    CPU per action: without webhooks ${cpuOf(cpu.plain)}; with ${cpuOf(cpu.hooked)}; ratio (without ÷ with, service + postgres) ${(total(cpu.plain) / total(cpu.hooked)).toFixed(3)}`,
     );
     console.log(
       `    first-attempt latency (execute answered → delivery arrived), ${fmt(latencies.length)} deliveries${missing ? `, ${missing} not arrived` : ''}: p50 ${percentile(latencies, 50).toFixed(0)} ms, p90 ${percentile(latencies, 90).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${(latencies[latencies.length - 1] ?? 0).toFixed(0)} ms`,

@@ -123,16 +123,21 @@ describe('joining and sealing', () => {
     expect(live).toMatchObject({ status: 'building', actions_count: 3, hash: '', proof: null });
     expect(live.affected_actions.map((a: { id: string }) => a.id)).toEqual(first.map((a) => a.id));
 
-    // 4 more: the 5th number is the batch's last; the two beyond it wait for the next batch.
+    // 4 more: the 5th number is the batch's last; the two beyond it join the batch named to
+    // follow it, which the explorer shows only once the full one has closed.
     const more = await mintMany(4);
-    expect(more.map((a) => a.batch_id)).toEqual([building.id, building.id, null, null]);
+    const nextId = more[2]!.batch_id!;
+    expect(nextId).toMatch(/^bat_/);
+    expect(nextId).not.toBe(building.id);
+    expect(more.map((a) => a.batch_id)).toEqual([building.id, building.id, nextId, nextId]);
+    expect((await get(`/batches/${nextId}`)).statusCode).toBe(404);
     await settle();
     const sealed = (await get(`/batches/${building.id}`)).json();
     expect(sealed).toMatchObject({ status: 'proven', actions_count: MAX_ACTIONS });
     const list = (await get('/batches')).json().batches;
     expect(list.map((b: { sequence: number }) => b.sequence)).toEqual([2, 1]);
-    expect(list[0]).toMatchObject({ status: 'building', actions_count: 2 });
-    // The two that waited joined batch 2 when it opened; the action log says so.
+    expect(list[0]).toMatchObject({ id: nextId, status: 'building', actions_count: 2 });
+    // The two beyond it are batch 2's; the action log says so.
     const logs = await svc.container.db.execute<{ id: string; batch_id: string }>(
       sql`SELECT id, batch_id FROM action_logs WHERE id IN (${more[2]!.id}, ${more[3]!.id})`,
     );
@@ -153,7 +158,13 @@ describe('joining and sealing', () => {
   });
 
   it('puts every action in exactly one batch, in one unbroken chain', async () => {
-    await mintMany(MAX_ACTIONS * 2 + 1);
+    // Into an empty building batch: 5 join it, 5 the batch named to follow it, and the one
+    // past both ranges waits without a batch until a batch whose range holds it opens.
+    const many = await mintMany(MAX_ACTIONS * 2 + 1);
+    expect(many.map((a) => a.batch_id === null)).toEqual([
+      ...Array<boolean>(MAX_ACTIONS * 2).fill(false),
+      true,
+    ]);
     await settle();
     const { rows } = await svc.container.db.execute<{ n: number; batches: number }>(
       sql`SELECT count(*)::int AS n, count(DISTINCT batch_id)::int AS batches FROM action_logs`,
@@ -183,6 +194,29 @@ describe('joining and sealing', () => {
       expect(sealed[i]!.prev_hash).toBe(sealed[i - 1]!.hash);
       expect(sealed[i]!.prev_integrity_root).toBe(sealed[i - 1]!.integrity_root);
     }
+  });
+
+  it('restarts a full batch whose actions all rolled back, with the actions of the next one', async () => {
+    // An empty building batch: the one holding the action that waited seals by time.
+    svc.clock.advance(MAX_SECONDS * 1000);
+    await settle();
+    const building = (await get('/batches')).json().batches[0];
+    expect(building).toMatchObject({ status: 'building', actions_count: 0 });
+    // Every number left in its range is taken and rolled back (as by failed groups).
+    const { rows } = await svc.container.db.execute<{ seq_start: string; capacity: number }>(
+      sql`SELECT seq_start, capacity FROM batches WHERE id = ${building.id}`,
+    );
+    const end = Number(rows[0]!.seq_start) + rows[0]!.capacity;
+    await svc.container.db.execute(sql`SELECT setval('action_log_seq', ${end - 1})`);
+    const two = await mintMany(2);
+    const nextId = two[0]!.batch_id!;
+    expect(nextId).not.toBe(building.id);
+    await settle();
+    // Nothing to seal: the batch starts again over the next numbers and takes the two.
+    const again = (await get(`/batches/${building.id}`)).json();
+    expect(again).toMatchObject({ status: 'building', actions_count: 2 });
+    expect((await get(`/batches/${nextId}`)).statusCode).toBe(404);
+    expect(again.affected_actions.map((a: { id: string }) => a.id)).toEqual(two.map((a) => a.id));
   });
 });
 

@@ -4,8 +4,9 @@ import type { BatchSealer } from '../modules/batches/sealer.js';
 
 export interface SealerWorkerOptions {
   /**
-   * How often an idle sealer looks again. Short, because the actions numbered past a full
-   * batch until it closes are adopted later by an update (docs/performance.md).
+   * How often an idle sealer looks again. A full batch closes within this; the actions
+   * numbered past it meanwhile join the batch named to follow it (docs/batches.md), so a
+   * look every 100 ms keeps up with far more than a batch's worth of actions in that time.
    */
   idlePollMs?: number;
   /** How long it waits after a failed pass. */
@@ -30,7 +31,7 @@ export class BatchSealerWorker implements Worker {
     private readonly logger: Logger,
     opts: SealerWorkerOptions = {},
   ) {
-    this.idlePollMs = opts.idlePollMs ?? 20;
+    this.idlePollMs = opts.idlePollMs ?? 100;
     this.errorPauseMs = opts.errorPauseMs ?? 1_000;
   }
 

@@ -72,8 +72,8 @@ export class BatchSealer {
 
   /** Opens a building batch when none is open, seals the open one when it is due. */
   async openOrSeal(): Promise<boolean> {
-    const building = await repo.findBuilding(this.deps.db);
-    if (building !== null && !(await this.due(building))) return false;
+    const building = await repo.buildingState(this.deps.db);
+    if (building !== null && !this.due(building)) return false;
     try {
       return await this.deps.db.transaction((tx) => this.switchBatch(tx));
     } catch (err) {
@@ -83,12 +83,12 @@ export class BatchSealer {
     }
   }
 
-  private async due(b: repo.BatchRow): Promise<boolean> {
-    const { db, clock, config } = this.deps;
-    if ((await repo.nextSeq(db)) >= b.seq_start + b.capacity) return true;
-    const first = await repo.firstActionAt(db, b.id);
+  private due({ batch, nextSeq, firstActionAt }: repo.BuildingState): boolean {
+    if (nextSeq >= batch.seq_start + batch.capacity) return true;
+    const { clock, config } = this.deps;
     return (
-      first !== null && clock.now().getTime() - first.getTime() >= config.batches.maxSeconds * 1000
+      firstActionAt !== null &&
+      clock.now().getTime() - firstActionAt.getTime() >= config.batches.maxSeconds * 1000
     );
   }
 
@@ -116,38 +116,54 @@ export class BatchSealer {
       next = await repo.nextSeq(tx);
     }
     const now = clock.now();
-    let seqStart: number;
-    if (b !== null) {
-      const end = b.seq_start + b.capacity;
-      // Actions of its range logged while no batch was open (at a first start) join it now.
-      await repo.adoptWaiting(tx, b.id, b.seq_start, b.capacity);
-      const totals = await repo.memberTotals(tx, b.id);
-      if (totals.count === 0) {
-        // Every number it handed out was rolled back: nothing to seal, start it again.
-        if (next < end) return false;
-        seqStart = Math.min(end, (await repo.lowestUnbatched(tx)) ?? next);
-        await repo.restartEmpty(tx, b.id, seqStart, b.capacity, now);
-        return true;
-      }
-      const windowEnd = new Date(now.getTime() + config.batches.challengeWindowSeconds * 1000);
-      await repo.markSealed(tx, b.id, {
-        now,
-        windowEnd,
-        count: totals.count,
-        feeWei: totals.feeWei,
-      });
-      seqStart = Math.min(end, next);
-    } else {
-      seqStart = (await repo.lowestUnbatched(tx)) ?? next;
+    if (b === null) {
+      const seqStart = (await repo.lowestUnbatched(tx)) ?? next;
+      await this.open(tx, newId('batch', now.getTime()), seqStart, config.batches.maxActions, now);
+      return true;
     }
+    const end = b.seq_start + b.capacity;
+    const nextCapacity = b.next_capacity ?? config.batches.maxActions;
+    // Actions of its range logged while no batch was open (at a first start) join it now.
+    await repo.adoptWaiting(tx, b.id, b.seq_start, b.capacity);
+    const totals = await repo.memberTotals(tx, b.id);
+    if (totals.count === 0) {
+      // Every number it handed out was rolled back: nothing to seal, start it again, over
+      // the numbers of the batch named to follow it too (whose actions it takes).
+      if (next < end) return false;
+      const seqStart = Math.min(end, (await repo.lowestUnbatched(tx)) ?? next);
+      await repo.restartEmpty(tx, b.id, b.next_id, {
+        seqStart,
+        capacity: end + nextCapacity - seqStart,
+        nextId: newId('batch', now.getTime()),
+        nextCapacity: config.batches.maxActions,
+        now,
+      });
+      return true;
+    }
+    const windowEnd = new Date(now.getTime() + config.batches.challengeWindowSeconds * 1000);
+    await repo.markSealed(tx, b.id, {
+      now,
+      windowEnd,
+      count: totals.count,
+      feeWei: totals.feeWei,
+    });
+    // The next batch takes the id and size named when this one opened: actions numbered past
+    // this one's end may have joined it already. Its own successor is named now.
+    const id = b.next_id ?? newId('batch', now.getTime());
+    await this.open(tx, id, Math.min(end, next), nextCapacity, now);
+    return true;
+  }
+
+  private async open(tx: Executor, id: string, seqStart: number, capacity: number, now: Date) {
     await repo.openBatch(tx, {
-      id: newId('batch', now.getTime()),
+      id,
       sequence: (await repo.lastSequence(tx)) + 1,
       seqStart,
-      capacity: config.batches.maxActions,
+      capacity,
+      nextId: newId('batch', now.getTime()),
+      nextCapacity: this.deps.config.batches.maxActions,
       now,
     });
-    return true;
   }
 
   /**
@@ -156,6 +172,8 @@ export class BatchSealer {
    */
   async proveSealed(): Promise<number> {
     const { db, clock, prover, logger } = this.deps;
+    // Most passes find nothing: a look costs one query, a transaction with the lock four.
+    if (!(await repo.hasProvingWork(db, clock.now()))) return 0;
     return db.transaction(async (tx) => {
       if (!(await repo.tryLock(tx, SEALER_LOCK))) return 0;
       let proven = 0;
@@ -175,7 +193,7 @@ export class BatchSealer {
           logger.error({ err, batch: b.id }, 'proving a batch failed; will retry');
           await repo.recordFailure(tx, b.id, {
             error: `proving failed: ${(err as Error).message}`,
-            retryAt: new Date(now.getTime() + backoffMs(b.anchor_attempts)),
+            retryAt: new Date(now.getTime() + backoffMs(b.attempts)),
             maxAttempts: MAX_ATTEMPTS,
             now,
           });
@@ -257,7 +275,7 @@ export class BatchSealer {
         logger.warn({ err, batch: b.id }, 'anchoring a batch failed; will retry');
         await repo.recordFailure(db, b.id, {
           error: `anchoring failed: ${(err as Error).message}`,
-          retryAt: new Date(clock.now().getTime() + backoffMs(b.anchor_attempts)),
+          retryAt: new Date(clock.now().getTime() + backoffMs(b.attempts)),
           maxAttempts: MAX_ATTEMPTS,
           now: clock.now(),
         });

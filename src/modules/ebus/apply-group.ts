@@ -135,7 +135,8 @@ async function writePlanned(
   const result = await runGroupStatement(run, statement);
   for (const p of planned) {
     for (const a of p.plan.applied) {
-      a.log.batch_id = result.unbatched.has(a.log.id) ? null : result.batchId;
+      const overflow = result.overflow.get(a.log.id);
+      a.log.batch_id = overflow === undefined ? result.batchId : overflow;
     }
   }
   return result.balances;

@@ -27,6 +27,9 @@ export interface BatchRow {
   status: BatchStatus;
   seq_start: number;
   capacity: number;
+  /** The batch named to follow this one, and how many numbers it takes (migration 0019). */
+  next_id: string | null;
+  next_capacity: number | null;
   version: number;
   hash: string | null;
   prev_hash: string | null;
@@ -43,7 +46,8 @@ export interface BatchRow {
   sender: string | null;
   l2_tx_hash: string | null;
   l2_finalization_tx_hash: string | null;
-  anchor_attempts: number;
+  /** Failed attempts of the current step (proving, then anchoring). */
+  attempts: number;
   next_attempt_at: Date | null;
   sealed_at: Date | null;
   challenge_window_end: Date | null;
@@ -73,10 +77,11 @@ type RawBatch = Omit<
   updated_at: DbTime;
 };
 
-const COLUMNS = sql.raw(`id, sequence, status, seq_start, capacity, version, hash, prev_hash,
+const COLUMNS =
+  sql.raw(`id, sequence, status, seq_start, capacity, next_id, next_capacity, version, hash, prev_hash,
   integrity_root, prev_integrity_root, actions_hash, commitment, actions_count,
   total_fee_wei::text AS total_fee_wei, ipfs_url, proof, proof_id, error,
-  sender, l2_tx_hash, l2_finalization_tx_hash, anchor_attempts, next_attempt_at, sealed_at,
+  sender, l2_tx_hash, l2_finalization_tx_hash, attempts, next_attempt_at, sealed_at,
   challenge_window_end, completed_at, created_at, updated_at`);
 
 const maybeDate = (v: DbTime | null): Date | null => (v === null ? null : asDate(v));
@@ -151,6 +156,32 @@ export async function findBuilding(exec: Executor): Promise<BatchRow | null> {
   return rows[0] ?? null;
 }
 
+/**
+ * The building batch with what decides whether it is due, in one query (the sealer asks
+ * this on every pass): the next number the sequence hands out and its first action's time.
+ */
+export interface BuildingState {
+  batch: BatchRow;
+  nextSeq: number;
+  firstActionAt: Date | null;
+}
+
+export async function buildingState(exec: Executor): Promise<BuildingState | null> {
+  const { rows } = await exec.execute<
+    RawBatch & { next_seq: string | number; first_at: DbTime | null }
+  >(sql`
+    SELECT ${COLUMNS},
+      (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM action_log_seq)
+        AS next_seq,
+      (SELECT a.created_at FROM action_logs a WHERE a.batch_id = b.id ORDER BY a.seq LIMIT 1)
+        AS first_at
+    FROM batches b WHERE status = 'building'`);
+  const r = rows[0];
+  if (!r) return null;
+  const { next_seq, first_at, ...raw } = r;
+  return { batch: toRow(raw), nextSeq: asNumber(next_seq), firstActionAt: maybeDate(first_at) };
+}
+
 /** The next execution-order number the sequence will hand out. */
 export async function nextSeq(exec: Executor): Promise<number> {
   const { rows } = await exec.execute<{ next: string | number }>(sql`
@@ -165,13 +196,6 @@ export async function lowestUnbatched(exec: Executor): Promise<number | null> {
     sql`SELECT seq FROM action_logs WHERE batch_id IS NULL ORDER BY seq LIMIT 1`,
   );
   return rows[0] ? asNumber(rows[0].seq) : null;
-}
-
-/** When the batch's first action was logged, or null while it has none. */
-export async function firstActionAt(exec: Executor, batchId: string): Promise<Date | null> {
-  const { rows } = await exec.execute<{ created_at: DbTime }>(sql`
-    SELECT created_at FROM action_logs WHERE batch_id = ${batchId} ORDER BY seq LIMIT 1`);
-  return rows[0] ? asDate(rows[0].created_at) : null;
 }
 
 /** How many actions joined the batch, and their fees. */
@@ -207,29 +231,47 @@ export async function lastSequence(exec: Executor): Promise<number> {
   return rows[0]!.s === null ? 0 : asNumber(rows[0]!.s);
 }
 
+/** The numbers a building batch takes and the batch named to follow it. */
+export interface BatchRange {
+  seqStart: number;
+  capacity: number;
+  nextId: string;
+  nextCapacity: number;
+}
+
 /** Opens a building batch over the numbers [seqStart, seqStart + capacity). */
 export async function openBatch(
   exec: Executor,
-  b: { id: string; sequence: number; seqStart: number; capacity: number; now: Date },
+  b: BatchRange & { id: string; sequence: number; now: Date },
 ): Promise<void> {
   await exec.execute(sql`
-    INSERT INTO batches (id, sequence, status, seq_start, capacity, created_at, updated_at)
-    VALUES (${b.id}, ${b.sequence}, 'building', ${b.seqStart}, ${b.capacity}, ${b.now}, ${b.now})`);
+    INSERT INTO batches (id, sequence, status, seq_start, capacity, next_id, next_capacity,
+      created_at, updated_at)
+    VALUES (${b.id}, ${b.sequence}, 'building', ${b.seqStart}, ${b.capacity}, ${b.nextId},
+      ${b.nextCapacity}, ${b.now}, ${b.now})`);
   await adoptWaiting(exec, b.id, b.seqStart, b.capacity);
 }
 
-/** A building batch that ended with no action: its numbers start again at `seqStart`. */
+/**
+ * A building batch that ended with no action starts again over new numbers; the actions that
+ * already joined the batch named to follow it (`formerNextId`) join it instead.
+ */
 export async function restartEmpty(
   exec: Executor,
   id: string,
-  seqStart: number,
-  capacity: number,
-  now: Date,
+  formerNextId: string | null,
+  r: BatchRange & { now: Date },
 ): Promise<void> {
-  await exec.execute(
-    sql`UPDATE batches SET seq_start = ${seqStart}, updated_at = ${now} WHERE id = ${id}`,
-  );
-  await adoptWaiting(exec, id, seqStart, capacity);
+  await exec.execute(sql`
+    UPDATE batches SET seq_start = ${r.seqStart}, capacity = ${r.capacity}, next_id = ${r.nextId},
+      next_capacity = ${r.nextCapacity}, updated_at = ${r.now}
+    WHERE id = ${id}`);
+  if (formerNextId !== null) {
+    await exec.execute(
+      sql`UPDATE action_logs SET batch_id = ${id} WHERE batch_id = ${formerNextId}`,
+    );
+  }
+  await adoptWaiting(exec, id, r.seqStart, r.capacity);
 }
 
 /** The actions of the batch's range logged while no batch could take them join it. */
@@ -255,6 +297,14 @@ export async function markSealed(
 // --- Proving -----------------------------------------------------------------------------
 
 /** Sealed batches whose header is not written yet, in chain order. */
+/** Whether a sealed batch waits for its header and proof now (a cheap look, no lock). */
+export async function hasProvingWork(exec: Executor, now: Date): Promise<boolean> {
+  const { rows } = await exec.execute<{ any: boolean }>(sql`
+    SELECT EXISTS (SELECT 1 FROM batches WHERE status = 'proving'
+      AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})) AS any`);
+  return rows[0]!.any;
+}
+
 export async function unprovenBatches(exec: Executor): Promise<BatchRow[]> {
   return rowsOf(
     exec,
@@ -294,7 +344,7 @@ export async function saveProof(
 ) {
   await exec.execute(sql`
     UPDATE batches SET status = 'proven', proof = ${JSON.stringify(proof)}::jsonb,
-      proof_id = ${proofId}, error = NULL, anchor_attempts = 0, next_attempt_at = NULL,
+      proof_id = ${proofId}, error = NULL, attempts = 0, next_attempt_at = NULL,
       updated_at = ${now}
     WHERE id = ${id} AND status = 'proving'`);
 }
@@ -306,9 +356,9 @@ export async function recordFailure(
   f: { error: string; retryAt: Date; maxAttempts: number; now: Date },
 ): Promise<void> {
   await exec.execute(sql`
-    UPDATE batches SET anchor_attempts = anchor_attempts + 1, error = ${f.error},
+    UPDATE batches SET attempts = attempts + 1, error = ${f.error},
       next_attempt_at = ${f.retryAt},
-      status = CASE WHEN anchor_attempts + 1 >= ${f.maxAttempts} THEN 'failed' ELSE status END,
+      status = CASE WHEN attempts + 1 >= ${f.maxAttempts} THEN 'failed' ELSE status END,
       updated_at = ${f.now}
     WHERE id = ${id}`);
 }
@@ -347,7 +397,7 @@ export async function saveAnchorTx(
 ): Promise<void> {
   await exec.execute(sql`
     UPDATE batches SET sender = ${a.sender}, l2_tx_hash = ${a.txHash},
-      next_attempt_at = ${a.checkAt}, anchor_attempts = 0, error = NULL, updated_at = ${a.now}
+      next_attempt_at = ${a.checkAt}, attempts = 0, error = NULL, updated_at = ${a.now}
     WHERE id = ${id}`);
 }
 

@@ -46,9 +46,11 @@ export type HookStatement = SQL;
 
 /**
  * The batch a group's actions join (hooks.ts): a SELECT evaluated once per group
- * statement, answering at most one row `(id text, seq_end bigint)` — the
- * building batch and the first execution-order number beyond it. Actions numbered at or
- * past `seq_end`, or all of them when it answers no row, are logged without a batch.
+ * statement, answering at most one row `(id text, seq_end bigint, next_id text, next_end
+ * bigint)` — the building batch and the first execution-order number beyond it, and the
+ * batch named to follow it with the end of its numbers. An action numbered before `seq_end`
+ * joins the building batch, one numbered before `next_end` the next; any other (or all of
+ * them when it answers no row) is logged without a batch.
  */
 export type BatchJoin = SQL;
 
@@ -58,8 +60,11 @@ export interface GroupResult {
   balances: Map<string, bigint>;
   /** The batch the group's actions joined (null: none open). */
   batchId: string | null;
-  /** Actions logged without a batch (it was full): they join the next one when it opens. */
-  unbatched: Set<string>;
+  /**
+   * Actions numbered past that batch's end: the next batch's id, or null for those logged
+   * without a batch (they join one when it opens).
+   */
+  overflow: Map<string, string | null>;
 }
 
 /** A guard of the group statement did not hold: nothing was written. */
@@ -110,10 +115,14 @@ export function groupStatement(
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
   const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${h})`);
   const hookCounts = hooks.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
-  const join = batchJoin ?? sql`SELECT NULL::text AS id, NULL::bigint AS seq_end WHERE false`;
+  const join =
+    batchJoin ??
+    sql`SELECT NULL::text AS id, NULL::bigint AS seq_end, NULL::text AS next_id,
+      NULL::bigint AS next_end WHERE false`;
   return sql`
     WITH group_batch AS MATERIALIZED (
-      SELECT j.id, j.seq_end FROM (SELECT 1) AS one LEFT JOIN (${join}) AS j ON true
+      SELECT j.id, j.seq_end, j.next_id, j.next_end
+      FROM (SELECT 1) AS one LEFT JOIN (${join}) AS j ON true
     ), new_objects AS (
       INSERT INTO objects (id, organization_id, template_id, owner, metadata, custom, custom_hash,
         latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped, is_public, nonce,
@@ -139,11 +148,13 @@ export function groupStatement(
       SELECT r.id, r.organization_id, r.hash, r.name, r.wallet_id, r.wallet, r.signature_type,
         r.signature, r.nonce, r.params, r.expires, r.object_id, r.template_id, r.template_version,
         r.fee_wei::numeric,
-        CASE WHEN r.seq < r.seq_end THEN r.batch END, r.seq, r.prev_integrity_hash,
+        CASE WHEN r.seq < r.seq_end THEN r.batch WHEN r.seq < r.next_end THEN r.next_id END,
+        r.seq, r.prev_integrity_hash,
         r.integrity_hash, r.when_created::timestamptz
       FROM (
         -- Numbered after the join (the sort runs first: nextval is volatile), in group order.
-        SELECT x.*, g.id AS batch, g.seq_end, nextval('action_log_seq') AS seq
+        SELECT x.*, g.id AS batch, g.seq_end, g.next_id, g.next_end,
+          nextval('action_log_seq') AS seq
         FROM group_batch g, ROWS FROM (jsonb_to_recordset(${json(w.logs)}) AS (id text,
           organization_id text, hash text, name text, wallet_id text, wallet text,
           signature_type text, signature jsonb, nonce bigint, params jsonb, expires text,
@@ -211,7 +222,8 @@ export function groupStatement(
       (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text)) FROM debit)
         AS balances,
       (SELECT id FROM group_batch) AS batch_id,
-      (SELECT json_agg(id) FROM logs WHERE batch_id IS NULL) AS unbatched`;
+      (SELECT json_object_agg(id, batch_id) FROM logs
+        WHERE batch_id IS DISTINCT FROM (SELECT id FROM group_batch)) AS overflow`;
 }
 
 /** What the statement answered, or GroupGuardFailed when a guard aborted it. */
@@ -220,13 +232,13 @@ export async function runGroupStatement(run: RowRunner, statement: SQL): Promise
     const rows = await run<{
       balances: { id: string; balance: string }[] | null;
       batch_id: string | null;
-      unbatched: string[] | null;
+      overflow: Record<string, string | null> | null;
     }>(statement);
     const row = rows[0]!;
     return {
       balances: new Map((row.balances ?? []).map((b) => [b.id, BigInt(b.balance)])),
       batchId: row.batch_id,
-      unbatched: new Set(row.unbatched ?? []),
+      overflow: new Map(Object.entries(row.overflow ?? {})),
     };
   } catch (err) {
     const e = err as {
