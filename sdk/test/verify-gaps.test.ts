@@ -197,6 +197,38 @@ describe('gap 2: integrity_root from batch content version 2', () => {
     expect(ids).toContain(net.privateP);
   });
 
+  it("checks the signatures of private objects' actions from the content", async () => {
+    const k = await privateBatch();
+    const parsed = JSON.parse(new TextDecoder().decode(await content(k))) as {
+      actions: { id: string; object_id: string; signature: string }[];
+    };
+    const hidden = parsed.actions.find((a) => a.object_id === net.privateP)!;
+    const report = await verifyNetwork(source);
+    expect(report.verdicts).toContainEqual({ item: `action ${hidden.id}`, ok: true });
+    // Its signature changed in the content served: the batch names ipfs_url (the CID no
+    // longer matches) and the action names its signature.
+    const path = `/batches/${net.batchIds[k]}/content`;
+    const changed: Source = {
+      json: (p) => source.json(p),
+      bytes: async (p) => {
+        const b = await source.bytes(p);
+        if (p !== path || b === null) return b;
+        const c = JSON.parse(new TextDecoder().decode(b)) as typeof parsed;
+        const a = c.actions.find((x) => x.id === hidden.id)!;
+        a.signature = flipHex(a.signature);
+        return new TextEncoder().encode(JSON.stringify(c));
+      },
+    };
+    const tampered = await verifyNetwork(changed);
+    expect(tampered.verdicts.filter((v) => !v.ok)).toEqual([
+      expect.objectContaining({ item: `batch ${k + 1} ${net.batchIds[k]}`, failed: 'ipfs_url' }),
+      expect.objectContaining({ item: `action ${hidden.id}`, failed: 'signature' }),
+    ]);
+    // Turned off, only the public histories' actions are checked.
+    const publicOnly = await verifyNetwork(source, { contentActions: false });
+    expect(publicOnly.verdicts.some((v) => v.item === `action ${hidden.id}`)).toBe(false);
+  });
+
   it('recomputes integrity_root for a batch with a private object, and names a changed hash', async () => {
     const { batch_public_key } = await networkInfo();
     const k = await privateBatch();

@@ -22,6 +22,22 @@ export interface VerifyOptions {
   maxObjects?: number;
   /** Called as items are checked (a progress bar). */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Also check the signature of every action of each batch of content version 2 that no
+   * public history showed (actions on private objects): that content carries what rebuilds
+   * each action's text. Default true.
+   */
+  contentActions?: boolean;
+}
+
+/** The action records of a batch's content (none when it cannot be read). */
+function contentActionsOf(content: Uint8Array): ActionRecord[] {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(content)) as { actions?: unknown };
+    return Array.isArray(parsed.actions) ? (parsed.actions as ActionRecord[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 export interface VerifyReport {
@@ -55,9 +71,10 @@ const enc = encodeURIComponent;
 
 /**
  * Re-checks the network's public history from `source`: (a) the signature of every action of
- * the public objects, (b) each public object's integrity chain, (d) each of those actions'
- * inclusion proof in its sealed batch, and (c) every sealed batch (content, roots, chain,
- * attestation). One verdict per item; `ok` when none failed.
+ * the public objects, and of every other action of batches of content version 2
+ * (`contentActions`), (b) each public object's integrity chain, (d) each public object's
+ * actions' inclusion proof in its sealed batch, and (c) every sealed batch (content, roots,
+ * chain, attestation). One verdict per item; `ok` when none failed.
  */
 export async function verifyNetwork(
   source: Source,
@@ -110,6 +127,9 @@ export async function verifyNetwork(
     return l;
   };
   const versions = new Map<string, TemplateVersion | null>();
+  const actionContext = { network: network.network, credential, signerLinks };
+  /** The actions whose signature is checked already. */
+  const checked = new Set<string>();
   const integrityByAction = new Map<string, string>();
 
   for (const object of objects) {
@@ -119,13 +139,8 @@ export async function verifyNetwork(
       'action_logs',
     );
     for (const action of history) {
-      verdicts.push(
-        await verifyActionSignature(action, {
-          network: network.network,
-          credential,
-          signerLinks,
-        }),
-      );
+      checked.add(action.id);
+      verdicts.push(await verifyActionSignature(action, actionContext));
     }
     if (!templates.has(object.template_id)) {
       templates.set(
@@ -200,6 +215,13 @@ export async function verifyNetwork(
             integrityByAction,
           }),
     );
+    if (content !== null && batch.version >= 2 && opts.contentActions !== false) {
+      for (const action of contentActionsOf(content)) {
+        if (checked.has(action.id)) continue;
+        checked.add(action.id);
+        verdicts.push(await verifyActionSignature(action, actionContext));
+      }
+    }
     previous = batch;
     step();
   }
