@@ -285,6 +285,15 @@ describe('roots, content and proof, recomputed from the raw rows', () => {
       const parsed = JSON.parse(body.toString('utf8'));
       expect(parsed.batch).toEqual({ ...header, hash: b.hash });
       expect(parsed.actions.map((a: { id: string }) => a.id)).toEqual(rows.map((r) => r.id));
+      // content version 2: each action's integrity hash, and the integrity_root leaves
+      expect([b.version, parsed.version]).toEqual([2, 2]);
+      expect(
+        parsed.actions.map((a: { integrity_hash: string; organization_id: string }) => [
+          a.integrity_hash,
+          a.organization_id,
+        ]),
+      ).toEqual(rows.map((r) => [r.integrity_hash, owner.orgId]));
+      expect(parsed.objects).toEqual(ids.map((id) => ({ id, integrity_hash: last.get(id) })));
       expect(canonicalJson(parsed)).toBe(body.toString('utf8'));
       const cid = CID.parse((b.ipfs_url as string).replace('ipfs://', ''));
       expect(cid.version).toBe(1);

@@ -446,6 +446,7 @@ describe('GET /ebus/action-logs', () => {
       'signature',
       'signature_type',
       'template_id',
+      'template_version',
       'wallet',
       'when_created',
     ]);

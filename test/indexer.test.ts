@@ -179,6 +179,7 @@ describe('GET /indexer/objects/{id}/history', () => {
       expires: null,
       object_id: o.sword,
       template_id: tpl,
+      template_version: null, // a row written without one, as before versions were kept
       fee_wei: '1000',
       batch_id: null,
       when_created: at(10).toISOString(),

@@ -200,12 +200,21 @@ describe('path ids', () => {
         string,
         Record<
           string,
-          { parameters?: { in: string; name: string; schema: { pattern?: string } }[] }
+          {
+            parameters?: {
+              in: string;
+              name: string;
+              schema: { pattern?: string; type?: string; minimum?: number };
+            }[];
+          }
         >
       >;
     }>();
     // Ids the service does not make: a WebAuthn credential id (base64url, the authenticator's).
     const external = new Set(['GET /public/credentials/{credentialId}']);
+    // Addresses (the wallet's and an EOA's, as the action log shows them) and a version number.
+    const addresses = new Set(['GET /public/wallets/{address}/signers/{signer}']);
+    const numbers = new Set(['GET /public/templates/{id}/versions/{version} {version}']);
     const missing: string[] = [];
     let checked = 0;
     for (const [path, methods] of Object.entries(spec.paths)) {
@@ -215,6 +224,14 @@ describe('path ids', () => {
           checked++;
           if (external.has(`${method.toUpperCase()} ${path}`)) {
             expect(p.schema.pattern, path).toBe('^[A-Za-z0-9_-]+$');
+            continue;
+          }
+          if (addresses.has(`${method.toUpperCase()} ${path}`)) {
+            expect(p.schema.pattern, path).toBe('^0x[0-9a-fA-F]{40}$');
+            continue;
+          }
+          if (numbers.has(`${method.toUpperCase()} ${path} {${p.name}}`)) {
+            expect([p.schema.type, p.schema.minimum], path).toEqual(['integer', 1]);
             continue;
           }
           if (!p.schema.pattern || !idKindOfPattern(p.schema.pattern)) {

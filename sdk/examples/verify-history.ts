@@ -2,9 +2,10 @@ import { httpSource, verifyNetwork } from '@ons/sdk';
 import { main as onsVerify } from '@ons/sdk/cli';
 
 /**
- * Re-checks the network's public history without trusting the service: every action of the
- * public objects (signature), each object's integrity chain, each action's inclusion proof
- * and every sealed batch (content, roots, chain, Ed25519 attestation).
+ * Re-checks the network's public history without trusting the service: every action's
+ * signature (the public objects' histories, and every batch's content), each public object's
+ * integrity chain, each of its actions' inclusion proof and every sealed batch (content,
+ * roots, chain, Ed25519 attestation).
  */
 export async function verifyHistory(baseUrl: string, savedDir: string) {
   const report = await verifyNetwork(httpSource(baseUrl));

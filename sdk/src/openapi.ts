@@ -1970,6 +1970,91 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/public/wallets/{address}/signers/{signer}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** When an EOA was linked to a wallet, to check the actions it signed (no credential) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description The wallet's address, as the action log's `wallet` shows it */
+          address: string;
+          /** @description The EOA address a signature recovers */
+          signer: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description The wallet's address (lowercase) */
+              wallet: string;
+              /** @description The EOA address (lowercase) */
+              signer: string;
+              /** @description Each time the EOA was linked to the wallet, oldest first */
+              links: {
+                /** Format: date-time */
+                when_linked: string;
+                /** @description When it was unlinked; '' while it is linked */
+                when_unlinked: string;
+              }[];
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/wallets/connect/passkey/register/options': {
     parameters: {
       query?: never;
@@ -4435,6 +4520,98 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/public/templates/{id}/versions/{version}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A public template as it was at one version (what objects' chains hashed) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description template id: `tpl_` then 26 characters (a ULID) */
+          id: string;
+          /** @description from 1 */
+          version: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              template_id: string;
+              version: number;
+              name: string;
+              description: string;
+              category: string;
+              faces: {
+                id: string;
+                url: string;
+                config: {
+                  [key: string]: unknown;
+                };
+                content: string;
+              }[];
+              /**
+               * Format: date-time
+               * @description when this version began
+               */
+              when_created: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/objects': {
     parameters: {
       query?: never;
@@ -4654,6 +4831,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -4944,6 +5123,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -5528,6 +5709,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -5642,6 +5825,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -5970,6 +6155,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -6158,6 +6345,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -6350,6 +6539,8 @@ export interface paths {
                   expires: string | null;
                   object_id: string | null;
                   template_id: string | null;
+                  /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                  template_version: number | null;
                   fee_wei: string;
                   batch_id: string | null;
                   /** Format: date-time */
@@ -6516,6 +6707,8 @@ export interface paths {
                 expires: string | null;
                 object_id: string | null;
                 template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
                 /** Format: date-time */
@@ -7820,6 +8013,7 @@ export interface paths {
                 /** @description the sum of its actions’ fees in tokens */
                 total_fee: string;
                 total_fee_wei: string;
+                /** @description the layout of its content (1 or 2; docs/batches.md): new batches are 2 */
                 version: number;
                 /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
                 ipfs_url: string;
@@ -7951,6 +8145,7 @@ export interface paths {
               /** @description the sum of its actions’ fees in tokens */
               total_fee: string;
               total_fee_wei: string;
+              /** @description the layout of its content (1 or 2; docs/batches.md): new batches are 2 */
               version: number;
               /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
               ipfs_url: string;

@@ -186,14 +186,15 @@ describe('item 6: the verifier over the live service', () => {
     expect(failed).toEqual([]);
     expect(report.ok).toBe(true);
     const kinds = (p: string) => report.verdicts.filter((v) => v.item.startsWith(p)).length;
-    // 7 public actions (5 on A, 2 on B), 2 public objects, 7 proofs, 3 sealed batches.
+    // 7 public actions (5 on A, 2 on B) and the private object's mint (from its batch's
+    // content), 2 public objects, 7 proofs, 3 sealed batches.
     expect([kinds('action '), kinds('object '), kinds('proof '), kinds('batch ')]).toEqual([
-      7, 2, 7, 3,
+      8, 2, 7, 3,
     ]);
-    // integrity_root is recomputed where every affected object is public; the batch holding
-    // the private object's mint cannot have it recomputed from public data.
+    // integrity_root is recomputed for every batch from its content (version 2), the batch
+    // holding the private object's mint included: nothing is skipped.
     const batches = report.verdicts.filter((v) => v.item.startsWith('batch '));
-    expect(batches.filter((b) => b.skipped?.includes('integrity_root'))).toHaveLength(1);
+    expect(batches.filter((b) => b.skipped !== undefined)).toEqual([]);
   });
 });
 
@@ -386,9 +387,9 @@ describe('the ons-verify CLI', () => {
     const lines: string[] = [];
     const out = { log: (l: string) => lines.push(l), isTTY: false };
     expect(await onsVerify(['check', net.live.baseUrl], out)).toBe(0);
-    expect(lines.at(-1)).toBe('19 checked, 19 ok, 0 failed');
+    expect(lines.at(-1)).toBe('20 checked, 20 ok, 0 failed');
     expect(lines).toContain(`ok    object ${net.publicA}`);
-    expect(lines.some((l) => /not checkable from public data: integrity_root/.test(l))).toBe(true);
+    expect(lines.some((l) => /not checkable from public data/.test(l))).toBe(false);
     const dir = await mkdtemp(join(tmpdir(), 'ons-verify-'));
     try {
       lines.length = 0;
@@ -397,7 +398,9 @@ describe('the ons-verify CLI', () => {
       ).toBe(0);
       lines.length = 0;
       expect(await onsVerify(['check', dir, '--object', net.publicA], out)).toBe(0);
-      expect(lines.at(-1)).toBe('14 checked, 14 ok, 0 failed');
+      // A's 5 actions, its chain, 5 proofs, 3 batches, and the signatures of the 3 other
+      // actions those batches' contents hold.
+      expect(lines.at(-1)).toBe('17 checked, 17 ok, 0 failed');
       // One byte of the saved object changed.
       const file = (await readdir(dir)).find((f) =>
         f.startsWith(encodeURIComponent('/public/objects?id=')),

@@ -2,7 +2,14 @@ import { recoverMessageAddress } from 'viem';
 import { buildActionText } from '../actions/text.js';
 import { base64url } from '../encoding.js';
 import { buf, concat, fromBase64url, hex, sha256, utf8 } from './bytes.js';
-import { fail, pass, type ActionRecord, type PublicCredential, type Verdict } from './types.js';
+import {
+  fail,
+  pass,
+  type ActionRecord,
+  type PublicCredential,
+  type SignerLinks,
+  type Verdict,
+} from './types.js';
 
 /** What checking an action needs besides its record. */
 export interface ActionContext {
@@ -10,6 +17,21 @@ export interface ActionContext {
   network: string;
   /** `GET /public/credentials/{credentialId}`; null (or a throw) when the service has none. */
   credential(credentialId: string): Promise<PublicCredential | null>;
+  /**
+   * `GET /public/wallets/{address}/signers/{signer}`: when the EOA `signer` was linked to the
+   * wallet; null (or a throw) when it never was. Without it, an EOA signature must recover
+   * the wallet's own address.
+   */
+  signerLinks?(wallet: string, signer: string): Promise<SignerLinks | null>;
+}
+
+/** Whether the action was signed while one of the EOA's links to its wallet held. */
+function linkedAt(links: SignerLinks, when: string): boolean {
+  const t = Date.parse(when);
+  return links.links.some(
+    (l) =>
+      Date.parse(l.when_linked) <= t && (l.when_unlinked === '' || t < Date.parse(l.when_unlinked)),
+  );
 }
 
 /** The text the action's signer signed (design.md §5), rebuilt from its record alone. */
@@ -30,7 +52,8 @@ export function actionTextOf(record: ActionRecord, network: string): string {
 /**
  * (a) Checks one action log record: its `hash` is SHA-256 of the rebuilt text, and its
  * signature is the wallet's over that text. EOA: the address viem recovers must be the
- * wallet's. Passkey: the published key of `signature.credential_id` must belong to the wallet
+ * wallet's, or an EOA linked to the wallet when the action was made (`when_created` within
+ * one of the link's spans, `ctx.signerLinks`). Passkey: the published key of `signature.credential_id` must belong to the wallet
  * and verify the WebAuthn assertion (challenge = base64url(SHA-256(text)), UP and UV set,
  * signature over authenticatorData ‖ SHA-256(clientDataJSON)).
  */
@@ -61,8 +84,26 @@ export async function verifyActionSignature(
     } catch {
       return fail(item, 'signature', 'no address can be recovered from the signature');
     }
-    if (signer !== wallet) {
-      return fail(item, 'signature', `the signature recovers ${signer}, not the wallet ${wallet}`);
+    if (signer === wallet) return pass(item);
+    let links: SignerLinks | null;
+    try {
+      links = (await ctx.signerLinks?.(wallet, signer)) ?? null;
+    } catch {
+      links = null;
+    }
+    if (links === null || links.wallet !== wallet || links.signer !== signer) {
+      return fail(
+        item,
+        'signature',
+        `the signature recovers ${signer}, which is neither the wallet ${wallet} nor an EOA linked to it`,
+      );
+    }
+    if (!linkedAt(links, record.when_created)) {
+      return fail(
+        item,
+        'signature',
+        `the signature recovers ${signer}, which was not linked to the wallet ${wallet} at ${record.when_created}`,
+      );
     }
     return pass(item);
   }

@@ -73,9 +73,11 @@ export interface BatchContext {
   /** The previous batch (sequence - 1) as checked; null for the first. */
   previous: BatchRecord | null;
   /**
-   * The integrity hash each action left (from replayed object chains). `integrity_root` is
-   * recomputed only when every affected object's last action in the batch is known here;
-   * otherwise that check is `skipped` (batch content does not carry integrity hashes).
+   * The integrity hash each action left, from replayed object chains (public objects).
+   * Content version 2 carries every action's and object's integrity hash: `integrity_root`
+   * is recomputed from the content, and these are cross-checked against it. Version 1 does
+   * not: `integrity_root` is recomputed only when every affected object's last action in the
+   * batch is known here, else that check is `skipped`.
    */
   integrityByAction?: ReadonlyMap<string, string>;
 }
@@ -86,15 +88,77 @@ interface ContentAction {
   object_id: string | null;
   fee_wei: string;
   batch_id: string | null;
+  /** Content version 2. */
+  integrity_hash?: string;
+}
+
+interface Content {
+  version?: unknown;
+  batch: Record<string, unknown>;
+  actions: ContentAction[];
+  /** Content version 2: the `integrity_root` leaves, sorted by id. */
+  objects?: { id: string; integrity_hash: string }[];
+}
+
+/**
+ * The `integrity_root` checks of content version 2, in this order: `integrity_root` is the
+ * tree over the content's `objects`; `objects` are exactly the affected objects, each with
+ * the integrity hash its last action in the batch left; and every action whose integrity
+ * hash a replayed chain knows (`known`) left that hash (`integrity_hash`).
+ */
+function checkIntegrityV2(
+  item: string,
+  batch: BatchRecord,
+  content: Content,
+  known: ReadonlyMap<string, string> | undefined,
+): Verdict | null {
+  const objects = content.objects;
+  if (!Array.isArray(objects)) return fail(item, 'objects', 'the content lists no objects');
+  if (integrityRootOf(objects) !== batch.integrity_root) {
+    return fail(
+      item,
+      'integrity_root',
+      "integrity_root is not the tree over the content's objects",
+    );
+  }
+  const last = new Map<string, string | undefined>();
+  for (const a of content.actions)
+    if (a.object_id !== null) last.set(a.object_id, a.integrity_hash);
+  const listed = new Map(objects.map((o) => [o.id, o.integrity_hash]));
+  if (
+    listed.size !== objects.length ||
+    listed.size !== last.size ||
+    [...last].some(([id, h]) => h === undefined || listed.get(id) !== h)
+  ) {
+    return fail(
+      item,
+      'objects',
+      "the content's objects are not the integrity hashes its actions left",
+    );
+  }
+  for (const a of content.actions) {
+    const replayed = known?.get(a.id);
+    if (replayed !== undefined && replayed !== a.integrity_hash) {
+      return fail(
+        item,
+        'integrity_hash',
+        `action ${a.id} left ${replayed} on object ${String(a.object_id)} (replayed), not the content's ${String(a.integrity_hash)}`,
+      );
+    }
+  }
+  return null;
 }
 
 /**
  * (c) Checks a sealed batch against its content (`GET /batches/{id}/content`, bytes as
- * served): the content's header is the explorer's; `ipfs_url` is the content's CID;
- * `actions_hash`, `actions_count` and `total_fee_wei` come from its actions; `integrity_root`
- * (when the integrity hashes are known), `commitment` and `hash` from their formulas; the
- * chain (`sequence`, `prev_hash`, `prev_integrity_root`) from the previous batch; and the
- * Ed25519 attestation (`proof`, `proof_id`) from `batch_public_key`.
+ * served), in this order (the first that fails is named): the content's header is the
+ * explorer's (each field by name, then `version`); `ipfs_url` is the content's CID;
+ * `actions_count`, `actions` (each names this batch), `actions_hash` and `total_fee_wei` come
+ * from its actions; `integrity_root` (see {@link checkIntegrityV2} for content version 2; for
+ * version 1 only when `ctx.integrityByAction` knows every affected object); `commitment` and
+ * `hash` from their formulas; the chain (`sequence`, `prev_hash`, `prev_integrity_root`) from
+ * the previous batch; and the Ed25519 attestation (`proof`, `proof_id`) from
+ * `batch_public_key`.
  */
 export async function verifyBatch(
   batch: BatchRecord,
@@ -102,7 +166,7 @@ export async function verifyBatch(
   ctx: BatchContext,
 ): Promise<Verdict> {
   const item = `batch ${batch.sequence} ${batch.id}`;
-  let parsed: { batch: Record<string, unknown>; actions: ContentAction[] };
+  let parsed: Content;
   try {
     parsed = JSON.parse(new TextDecoder().decode(content)) as typeof parsed;
   } catch {
@@ -112,6 +176,15 @@ export async function verifyBatch(
     if (canonicalJson(parsed.batch?.[f]) !== canonicalJson(batch[f])) {
       return fail(item, f, `the content's ${f} is not the explorer's`);
     }
+  }
+  // Version 1 content has no `version` field; every later one names its version.
+  const contentVersion = canonicalJson(parsed.version ?? 1);
+  if (contentVersion !== String(batch.version) || ![1, 2].includes(batch.version)) {
+    return fail(
+      item,
+      'version',
+      `content version ${contentVersion}, batch version ${batch.version}: not one this verifier reads`,
+    );
   }
   if (ipfsUrlOf(content) !== batch.ipfs_url) {
     return fail(item, 'ipfs_url', 'ipfs_url is not the CID of the content');
@@ -136,7 +209,10 @@ export async function verifyBatch(
   const known = ctx.integrityByAction;
   const last = new Map<string, string | undefined>();
   for (const a of actions) if (a.object_id !== null) last.set(a.object_id, known?.get(a.id));
-  if ([...last.values()].every((h) => h !== undefined)) {
+  if (batch.version >= 2) {
+    const failed = checkIntegrityV2(item, batch, parsed, known);
+    if (failed) return failed;
+  } else if ([...last.values()].every((h) => h !== undefined)) {
     const root = integrityRootOf([...last].map(([id, h]) => ({ id, integrity_hash: h! })));
     if (root !== batch.integrity_root) {
       return fail(item, 'integrity_root', 'integrity_root is not the tree over its objects');

@@ -22,6 +22,7 @@ export {
   verifyObjectChain,
   type ChainResult,
   type TemplateInfo,
+  type TemplateOf,
 } from './objects.js';
 export { verifyNetwork, type VerifyOptions, type VerifyReport } from './run.js';
 export { httpSource, type Source } from './source.js';
@@ -32,5 +33,7 @@ export type {
   PublicCredential,
   PublicObject,
   PublicTemplate,
+  SignerLinks,
+  TemplateVersion,
   Verdict,
 } from './types.js';

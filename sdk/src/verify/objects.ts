@@ -7,13 +7,23 @@ const H = (v: unknown): string => hex(sha256(utf8(canonicalJson(v))));
 
 export const GENESIS_HASH = `0x${'0'.repeat(64)}`;
 
-/** What the chain needs of the object's template (`GET /public/templates/{id}`). */
+/**
+ * What the chain needs of the object's template: the version an action was applied with
+ * (`GET /public/templates/{id}/versions/{version}`, the record's `template_version`), or the
+ * template as it is now (`GET /public/templates/{id}`).
+ */
 export interface TemplateInfo {
   name: string;
   description: string;
   category: string;
   faces: unknown[];
 }
+
+/**
+ * The template each action was applied with: one for all of them, or per action (null when
+ * it cannot be had, which fails the chain naming `template`).
+ */
+export type TemplateOf = TemplateInfo | ((action: ActionRecord) => TemplateInfo | null);
 
 type Location = { latitude: number; longitude: number; geo_hash: string } | null;
 interface State {
@@ -141,17 +151,19 @@ export interface ChainResult {
 
 /**
  * (b) Replays an object's history from its mint (the actions oldest first, as
- * `GET /public/objects/{id}/history?order=asc` lists them) with its template's current
- * name, description, category and faces, recomputing every hash of docs/objects.md, and
- * checks that the chain ends in the object as served: its state, `custom_hash`,
- * `content_hash`, `state_hash`, `prev_integrity_hash` and `integrity_hash`.
- * A template whose faces or texts changed after an action makes that action's content_hash
- * differ: the chain can be replayed only with the template as it was.
+ * `GET /public/objects/{id}/history?order=asc` lists them), recomputing every hash of
+ * docs/objects.md, and checks that the chain ends in the object as served: its state,
+ * `custom_hash`, `content_hash`, `state_hash`, `prev_integrity_hash` and `integrity_hash`.
+ * The chain hashes the template's faces at every action and takes its name, description and
+ * category at the mint, so each action is replayed with `templateOf(action)`: the template
+ * version it was applied with (its record's `template_version`; `verifyNetwork` fetches
+ * them). A single template replays every action with it (right only while the template has
+ * not changed since the mint).
  */
 export function verifyObjectChain(
   object: PublicObject,
   history: readonly ActionRecord[],
-  template: TemplateInfo,
+  templateOf: TemplateOf,
 ): ChainResult {
   const item = `object ${object.id}`;
   const integrityByAction = new Map<string, string>();
@@ -166,6 +178,16 @@ export function verifyObjectChain(
   for (const a of history) {
     if (a.object_id !== object.id) {
       return out(fail(item, 'history', `action ${a.id} acts on ${String(a.object_id)}`));
+    }
+    const template = typeof templateOf === 'function' ? templateOf(a) : templateOf;
+    if (template === null) {
+      return out(
+        fail(
+          item,
+          'template',
+          `version ${String(a.template_version)} of its template is not served (action ${a.id})`,
+        ),
+      );
     }
     state = apply(state, a, template);
     last = objectHashes(state, template.faces, prev, a.hash);

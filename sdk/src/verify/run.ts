@@ -1,7 +1,7 @@
 import { verifyActionSignature } from './actions.js';
 import { verifyBatch } from './batches.js';
 import { verifyActionInclusion } from './inclusion.js';
-import { verifyObjectChain } from './objects.js';
+import { verifyObjectChain, type TemplateInfo } from './objects.js';
 import type { Source } from './source.js';
 import type {
   ActionRecord,
@@ -10,6 +10,8 @@ import type {
   PublicCredential,
   PublicObject,
   PublicTemplate,
+  SignerLinks,
+  TemplateVersion,
   Verdict,
 } from './types.js';
 
@@ -20,6 +22,22 @@ export interface VerifyOptions {
   maxObjects?: number;
   /** Called as items are checked (a progress bar). */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Also check the signature of every action of each batch of content version 2 that no
+   * public history showed (actions on private objects): that content carries what rebuilds
+   * each action's text. Default true.
+   */
+  contentActions?: boolean;
+}
+
+/** The action records of a batch's content (none when it cannot be read). */
+function contentActionsOf(content: Uint8Array): ActionRecord[] {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(content)) as { actions?: unknown };
+    return Array.isArray(parsed.actions) ? (parsed.actions as ActionRecord[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 export interface VerifyReport {
@@ -53,9 +71,10 @@ const enc = encodeURIComponent;
 
 /**
  * Re-checks the network's public history from `source`: (a) the signature of every action of
- * the public objects, (b) each public object's integrity chain, (d) each of those actions'
- * inclusion proof in its sealed batch, and (c) every sealed batch (content, roots, chain,
- * attestation). One verdict per item; `ok` when none failed.
+ * the public objects, and of every other action of batches of content version 2
+ * (`contentActions`), (b) each public object's integrity chain, (d) each public object's
+ * actions' inclusion proof in its sealed batch, and (c) every sealed batch (content, roots,
+ * chain, attestation). One verdict per item; `ok` when none failed.
  */
 export async function verifyNetwork(
   source: Source,
@@ -97,6 +116,20 @@ export async function verifyNetwork(
       credentials.set(id, (c = source.json<PublicCredential>(`/public/credentials/${enc(id)}`)));
     return c;
   };
+  const links = new Map<string, Promise<SignerLinks | null>>();
+  const signerLinks = (wallet: string, signer: string) => {
+    const key = `${wallet} ${signer}`;
+    let l = links.get(key);
+    if (!l) {
+      l = source.json<SignerLinks>(`/public/wallets/${enc(wallet)}/signers/${enc(signer)}`);
+      links.set(key, l);
+    }
+    return l;
+  };
+  const versions = new Map<string, TemplateVersion | null>();
+  const actionContext = { network: network.network, credential, signerLinks };
+  /** The actions whose signature is checked already. */
+  const checked = new Set<string>();
   const integrityByAction = new Map<string, string>();
 
   for (const object of objects) {
@@ -106,7 +139,8 @@ export async function verifyNetwork(
       'action_logs',
     );
     for (const action of history) {
-      verdicts.push(await verifyActionSignature(action, { network: network.network, credential }));
+      checked.add(action.id);
+      verdicts.push(await verifyActionSignature(action, actionContext));
     }
     if (!templates.has(object.template_id)) {
       templates.set(
@@ -114,9 +148,26 @@ export async function verifyNetwork(
         await source.json<PublicTemplate>(`/public/templates/${enc(object.template_id)}`),
       );
     }
+    // The template version each action was applied with (records logged before versions were
+    // kept name none: those replay with the template as it is now).
+    for (const a of history) {
+      const key = `${object.template_id}@${String(a.template_version)}`;
+      if (a.template_version !== null && !versions.has(key)) {
+        versions.set(
+          key,
+          await source.json<TemplateVersion>(
+            `/public/templates/${enc(object.template_id)}/versions/${a.template_version}`,
+          ),
+        );
+      }
+    }
     const template = templates.get(object.template_id);
     if (template) {
-      const chain = verifyObjectChain(object, history, template);
+      const templateOf = (a: ActionRecord): TemplateInfo | null =>
+        a.template_version === null
+          ? template
+          : (versions.get(`${object.template_id}@${a.template_version}`) ?? null);
+      const chain = verifyObjectChain(object, history, templateOf);
       verdicts.push(chain.verdict);
       for (const [k, v] of chain.integrityByAction) integrityByAction.set(k, v);
     } else {
@@ -164,6 +215,13 @@ export async function verifyNetwork(
             integrityByAction,
           }),
     );
+    if (content !== null && batch.version >= 2 && opts.contentActions !== false) {
+      for (const action of contentActionsOf(content)) {
+        if (checked.has(action.id)) continue;
+        checked.add(action.id);
+        verdicts.push(await verifyActionSignature(action, actionContext));
+      }
+    }
     previous = batch;
     step();
   }

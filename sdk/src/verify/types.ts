@@ -7,6 +7,8 @@ export type BatchRecord = Answer<'/batches/{batchId}', 'get'>;
 export type ProofRecord = Answer<'/batches/{batchId}/proofs/{actionId}', 'get'>;
 export type PublicObject = Answer<'/public/objects', 'get'>['objects'][number];
 export type PublicTemplate = Answer<'/public/templates/{id}', 'get'>;
+export type TemplateVersion = Answer<'/public/templates/{id}/versions/{version}', 'get'>;
+export type SignerLinks = Answer<'/public/wallets/{address}/signers/{signer}', 'get'>;
 
 /**
  * One verdict: `item` names what was checked (`action act_…`, `object obj_…`, `batch 3`),

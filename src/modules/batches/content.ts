@@ -1,5 +1,6 @@
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import type { BatchHeader } from './formulas.js';
+import { affectedObjects, batchContent, compareBytes, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
@@ -24,6 +25,62 @@ export function contentRecord(r: ActionLogRecord) {
     batch_id: r.batch_id,
     when_created: r.when_created,
   };
+}
+
+/**
+ * An action log record as content version 2 carries it: version 1's fields, the organization
+ * (the signed text's `organization:` line), the template version it was applied with and the
+ * object integrity hash it left.
+ */
+export function contentRecordV2(r: ActionLogRecord, integrityHash: string) {
+  return {
+    ...contentRecord(r),
+    organization_id: r.organization_id,
+    template_version: r.template_version,
+    integrity_hash: integrityHash,
+  };
+}
+
+/** A batch's action as logged, with the integrity hash it left (`batchActions`). */
+export interface ContentAction {
+  record: ActionLogRecord;
+  integrityHash: string;
+}
+
+/**
+ * The content bytes of a batch (what `ipfs_url` names and `GET /batches/{id}/content`
+ * serves), in the batch's content `version`:
+ * - 1: RFC 8785 JSON of `{batch, actions}` (formulas.ts `batchContent`);
+ * - 2: RFC 8785 JSON of `{version: 2, batch, actions, objects}`, the actions with
+ *   {@link contentRecordV2}'s fields and `objects` the affected objects' `{id,
+ *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`.
+ */
+export function contentBytes(
+  version: number,
+  header: BatchHeader,
+  hash: string,
+  actions: readonly ContentAction[],
+): Buffer {
+  if (version === 1) {
+    return batchContent(
+      header,
+      hash,
+      actions.map((a) => contentRecord(a.record)),
+    );
+  }
+  if (version !== 2) throw new Error(`unknown batch content version ${version}`);
+  const objects = affectedObjects(
+    actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
+  ).sort((a, b) => compareBytes(a.id, b.id));
+  return Buffer.from(
+    canonicalJson({
+      version: 2,
+      batch: { ...header, hash },
+      actions: actions.map((a) => contentRecordV2(a.record, a.integrityHash)),
+      objects,
+    }),
+    'utf8',
+  );
 }
 
 /** The header of a batch whose header is written (`hash` set), from its row. */

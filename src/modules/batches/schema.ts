@@ -49,7 +49,9 @@ export const Batch = Type.Object({
   actions_count: Type.Integer(),
   total_fee: Type.String({ description: 'the sum of its actions’ fees in tokens' }),
   total_fee_wei: Type.String(),
-  version: Type.Integer(),
+  version: Type.Integer({
+    description: 'the layout of its content (1 or 2; docs/batches.md): new batches are 2',
+  }),
   ipfs_url: Type.String({ description: 'ipfs:// + CIDv1 (raw, sha2-256) of its content' }),
   status: BatchStatus,
   proof: Type.Union([BatchProofSchema, Type.Null()]),

@@ -7,7 +7,6 @@ import { batchActions } from '../ebus/index.js';
 import {
   actionsHash,
   affectedObjects,
-  batchContent,
   commitment,
   GENESIS_HASH,
   headerHash,
@@ -16,7 +15,7 @@ import {
   type BatchHeader,
 } from './formulas.js';
 import type { Anchor } from './anchor/anchor.js';
-import { contentRecord } from './content.js';
+import { contentBytes } from './content.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
@@ -234,11 +233,7 @@ export class BatchSealer {
       when_created: b.created_at.toISOString(),
     };
     const hash = headerHash(head);
-    const content = batchContent(
-      head,
-      hash,
-      actions.map((a) => contentRecord(a.record)),
-    );
+    const content = contentBytes(b.version, head, hash, actions);
     return { ...head, hash, ipfs_url: ipfsUrl(content) };
   }
 

@@ -5,8 +5,8 @@ import { AppError, Code, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { inclusionProof } from '../../lib/merkle.js';
 import { batchActions, batchLeaves } from '../ebus/index.js';
-import { contentRecord, headerOfRow } from './content.js';
-import { batchContent, hashBytes, ipfsUrl } from './formulas.js';
+import { contentBytes, headerOfRow } from './content.js';
+import { hashBytes, ipfsUrl } from './formulas.js';
 import * as repo from './repo/batches.js';
 import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from './schema.js';
 
@@ -57,11 +57,7 @@ export class BatchExplorer {
     if (row === null) throw notFound('batch');
     if (row.hash === null) throw notFound('batch content (the batch is not sealed yet)');
     const actions = await batchActions(this.db, id);
-    const content = batchContent(
-      headerOfRow(row),
-      row.hash,
-      actions.map((a) => contentRecord(a.record)),
-    );
+    const content = contentBytes(row.version, headerOfRow(row), row.hash, actions);
     if (ipfsUrl(content) !== row.ipfs_url) {
       this.logger.error({ batch: id }, 'a batch content no longer matches its ipfs_url');
       throw new AppError(Code.INTERNAL, 'the batch content does not match its ipfs_url');

@@ -25,6 +25,7 @@ export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
     expires: r.expires,
     object_id: r.object_id,
     template_id: r.template_id,
+    template_version: r.template_version,
     fee_wei: r.fee_wei,
     batch_id: r.batch_id,
     when_created: r.created_at.toISOString(),

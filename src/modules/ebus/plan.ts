@@ -223,6 +223,7 @@ export function planGroup(
       expires: item.action.expires,
       object_id: obj.id,
       template_id: obj.template_id,
+      template_version: template?.version ?? null,
       fee_wei: feeWei.toString(),
       batch_id: null,
       when_created: now.toISOString(),

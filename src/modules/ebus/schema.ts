@@ -163,6 +163,10 @@ export const ActionLogSchema = Type.Object({
   }),
   object_id: Type.Union([Type.String(), Type.Null()]),
   template_id: Type.Union([Type.String(), Type.Null()]),
+  template_version: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept',
+  }),
   fee_wei: Type.String(),
   batch_id: Type.Union([Type.String(), Type.Null()]),
   when_created: Type.String({ format: 'date-time' }),

@@ -71,6 +71,11 @@ export interface ActionLogRecord {
   expires: string | null;
   object_id: string | null;
   template_id: string | null;
+  /**
+   * The template version the action was applied with (`GET /public/templates/{id}/versions/
+   * {version}`); null for actions logged before versions were kept.
+   */
+  template_version: number | null;
   fee_wei: string;
   batch_id: string | null;
   when_created: string;

@@ -24,6 +24,12 @@ export type TemplateRow = {
   actions: string[];
   custom_schema: Record<string, unknown> | null;
   is_public: boolean;
+  /**
+   * Counts the changes of name, description, category and faces, what an object's chain
+   * hashes (1 at creation); each version is kept in `template_versions`. Set by the database
+   * (migration 0020's trigger), whatever writes the row.
+   */
+  version: number;
   created_at: Date;
   updated_at: Date;
 };
@@ -34,8 +40,9 @@ function templateRow(row: TemplateRow): TemplateRow {
   return row;
 }
 
-export type NewTemplate = Omit<TemplateRow, 'updated_at'>;
+export type NewTemplate = Omit<TemplateRow, 'updated_at' | 'version'>;
 
+/** Inserts a template (migration 0020's trigger makes it version 1 and keeps that version). */
 export async function insertTemplate(exec: Executor, t: NewTemplate): Promise<void> {
   await exec.execute(sql`INSERT INTO templates
     (id, organization_id, name, description, category, faces, actions, custom_schema,
@@ -44,6 +51,31 @@ export async function insertTemplate(exec: Executor, t: NewTemplate): Promise<vo
       ${JSON.stringify(t.faces)}::jsonb, ${sql.param(t.actions)}::text[],
       ${t.custom_schema === null ? null : JSON.stringify(t.custom_schema)}::jsonb,
       ${t.is_public}, ${t.created_at}, ${t.created_at})`);
+}
+
+/** A kept template version's content, from `template_versions`. */
+export type TemplateVersionRow = {
+  template_id: string;
+  version: number;
+  name: string;
+  description: string;
+  category: string;
+  faces: Face[];
+  created_at: Date;
+};
+
+/** One version of a public template (null when the template is not public or no such one). */
+export async function findPublicTemplateVersion(
+  exec: Executor,
+  templateId: string,
+  version: number,
+): Promise<TemplateVersionRow | null> {
+  const { rows } = await exec.execute<TemplateVersionRow>(sql`
+    SELECT v.template_id, v.version, v.name, v.description, v.category, v.faces, v.created_at
+    FROM template_versions v JOIN templates t ON t.id = v.template_id
+    WHERE v.template_id = ${templateId} AND v.version = ${version} AND t.is_public`);
+  const row = rows[0];
+  return row ? { ...row, created_at: asDate(row.created_at) } : null;
 }
 
 /** One template of an organization, optionally locked for an update. */

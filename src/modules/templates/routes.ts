@@ -7,6 +7,8 @@ import {
   TemplateIdParams,
   TemplateList,
   TemplateRecord,
+  TemplateVersionParams,
+  TemplateVersionRecord,
   UpdateTemplateInput,
 } from './schema.js';
 import type { TemplateService } from './service.js';
@@ -86,5 +88,19 @@ export function registerTemplateRoutes(app: App, templates: TemplateService) {
       },
     },
     async (req) => templates.getPublic(req.params.id),
+  );
+
+  app.get(
+    '/public/templates/:id/versions/:version',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: "A public template as it was at one version (what objects' chains hashed)",
+        params: TemplateVersionParams,
+        response: { 200: TemplateVersionRecord },
+      },
+    },
+    async (req) => templates.getPublicVersion(req.params.id, req.params.version),
   );
 }

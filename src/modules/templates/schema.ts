@@ -104,3 +104,24 @@ export const TemplateIdParams = Type.Object({ id: IdParam('template') });
 export type TemplateIdParams = Static<typeof TemplateIdParams>;
 
 export const CreatedId = Type.Object({ id: Type.String() });
+
+export const TemplateVersionParams = Type.Object({
+  id: IdParam('template'),
+  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'from 1' }),
+});
+export type TemplateVersionParams = Static<typeof TemplateVersionParams>;
+
+/**
+ * `GET /public/templates/{id}/versions/{version}`: what an object's chain hashed of its
+ * template at an action whose log record names this `template_version` (docs/objects.md).
+ */
+export const TemplateVersionRecord = Type.Object({
+  template_id: Type.String(),
+  version: Type.Integer(),
+  name: Type.String(),
+  description: Type.String(),
+  category: Type.String(),
+  faces: TemplateRecord.properties.faces,
+  when_created: Type.String({ format: 'date-time', description: 'when this version began' }),
+});
+export type TemplateVersionRecord = Static<typeof TemplateVersionRecord>;

@@ -12,6 +12,7 @@ import type {
   CreateTemplateInput,
   ListTemplatesQuery,
   TemplateRecord,
+  TemplateVersionRecord,
   UpdateTemplateInput,
 } from './schema.js';
 
@@ -134,6 +135,21 @@ export class TemplateService {
     const row = await repo.findTemplateById(this.db, id);
     if (!row || !row.is_public) throw notFound('template');
     return toTemplateRecord(row);
+  }
+
+  /** One version of a public template; a private or missing template or version is 404. */
+  async getPublicVersion(id: string, version: number): Promise<TemplateVersionRecord> {
+    const row = await repo.findPublicTemplateVersion(this.db, id, version);
+    if (!row) throw notFound('template version');
+    return {
+      template_id: row.template_id,
+      version: row.version,
+      name: row.name,
+      description: row.description,
+      category: row.category,
+      faces: row.faces,
+      when_created: row.created_at.toISOString(),
+    };
   }
 
   /**

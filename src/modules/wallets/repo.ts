@@ -221,6 +221,29 @@ export async function findSigningPasskey(
   return rows[0] ?? null;
 }
 
+/**
+ * Every link of the EOA `signer` to the wallet whose address is `wallet` (removed ones
+ * included), oldest first; none unless the wallet signed at least one action with an EOA.
+ */
+export async function findSignerLinks(
+  exec: Executor,
+  wallet: string,
+  signer: string,
+): Promise<{ created_at: Date | string; removed_at: Date | string | null }[]> {
+  const { rows } = await exec.execute<{
+    created_at: Date | string;
+    removed_at: Date | string | null;
+  }>(sql`
+    SELECT c.created_at, c.removed_at
+    FROM wallets w JOIN credentials c
+      ON c.wallet_id = w.id AND c.type = 'eoa' AND c.external_id = ${signer}
+    WHERE w.address = ${wallet}
+      AND EXISTS (SELECT 1 FROM action_logs a WHERE a.wallet_id = w.id
+        AND a.signature_type = 'eoa')
+    ORDER BY c.created_at, c.id`);
+  return rows;
+}
+
 export async function listCredentials(exec: Executor, walletId: string): Promise<CredentialRow[]> {
   const { rows } = await exec.execute<CredentialRow>(sql`SELECT ${CREDENTIAL_COLUMNS}
     FROM credentials WHERE wallet_id = ${walletId} AND removed_at IS NULL

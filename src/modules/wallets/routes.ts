@@ -6,6 +6,8 @@ import {
   Empty,
   PublicCredential,
   PublicCredentialParams,
+  SignerLinkParams,
+  SignerLinks,
   Wallet,
 } from './schema.js';
 import type { WalletService } from './service.js';
@@ -69,5 +71,20 @@ export function registerWalletRoutes(app: App, wallets: WalletService) {
       },
     },
     async (req) => wallets.publicCredential(req.params.credentialId),
+  );
+
+  app.get(
+    '/public/wallets/:address/signers/:signer',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary:
+          'When an EOA was linked to a wallet, to check the actions it signed (no credential)',
+        params: SignerLinkParams,
+        response: { 200: SignerLinks },
+      },
+    },
+    async (req) => wallets.signerLinks(req.params.address, req.params.signer),
   );
 }

@@ -60,4 +60,27 @@ export const PublicCredential = Type.Object({
 
 export type PublicCredential = Static<typeof PublicCredential>;
 
+const AddressParam = (description: string) =>
+  Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description });
+
+export const SignerLinkParams = Type.Object({
+  address: AddressParam("The wallet's address, as the action log's `wallet` shows it"),
+  signer: AddressParam('The EOA address a signature recovers'),
+});
+
+/** `GET /public/wallets/{address}/signers/{signer}`: when an EOA could sign for a wallet. */
+export const SignerLinks = Type.Object({
+  wallet: Type.String({ description: "The wallet's address (lowercase)" }),
+  signer: Type.String({ description: 'The EOA address (lowercase)' }),
+  links: Type.Array(
+    Type.Object({
+      when_linked: Type.String({ format: 'date-time' }),
+      when_unlinked: Type.String({ description: "When it was unlinked; '' while it is linked" }),
+    }),
+    { description: 'Each time the EOA was linked to the wallet, oldest first' },
+  ),
+});
+
+export type SignerLinks = Static<typeof SignerLinks>;
+
 export const CredentialParams = Type.Object({ credentialId: IdParam('credential') });

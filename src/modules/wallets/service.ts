@@ -6,7 +6,7 @@ import type { AuthContext } from '../../lib/permissions.js';
 import type { KeyObject } from 'node:crypto';
 import { coseToKeyObject } from '../../lib/crypto/webauthn-assertion.js';
 import * as repo from './repo.js';
-import type { PublicCredential } from './schema.js';
+import type { PublicCredential, SignerLinks } from './schema.js';
 
 export interface CredentialView {
   id: string;
@@ -87,6 +87,27 @@ export class WalletService {
   /** `GET /public/credentials/{credentialId}`: see {@link publicPasskey}. */
   async publicCredential(credentialId: string): Promise<PublicCredential> {
     return publicPasskey(this.db, credentialId);
+  }
+
+  /**
+   * `GET /public/wallets/{address}/signers/{signer}` (no credential): when the EOA `signer`
+   * was linked to the wallet, so anyone can check an action it signed for the wallet. 404
+   * unless it was ever linked and the wallet signed at least one action with an EOA
+   * (docs/decisions.md).
+   */
+  async signerLinks(wallet: string, signer: string): Promise<SignerLinks> {
+    const w = wallet.toLowerCase();
+    const s = signer.toLowerCase();
+    const rows = await repo.findSignerLinks(this.db, w, s);
+    if (rows.length === 0) throw notFound('signer of this wallet');
+    return {
+      wallet: w,
+      signer: s,
+      links: rows.map((r) => ({
+        when_linked: asDate(r.created_at).toISOString(),
+        when_unlinked: r.removed_at === null ? '' : asDate(r.removed_at).toISOString(),
+      })),
+    };
   }
 
   async credentials(auth: AuthContext): Promise<CredentialView[]> {

@@ -16,7 +16,8 @@ export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at:
 /** The columns of an action log record, for every query that answers one. */
 const ACTION_LOG_COLUMNS =
   sql.raw(`id, hash, name, wallet, organization_id, signature_type, signature, nonce,
-  params, expires, object_id, template_id, fee_wei::text AS fee_wei, batch_id, created_at`);
+  params, expires, object_id, template_id, template_version, fee_wei::text AS fee_wei, batch_id,
+  created_at`);
 
 export const ACTION_LOG_LIST: ListSpec = {
   sortable: { when_created: { column: sql`created_at`, type: 'timestamp' as const } },

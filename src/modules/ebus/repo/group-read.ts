@@ -27,7 +27,7 @@ const OBJECT_SELECT = sql.raw(`id, organization_id, template_id, owner, metadata
   collection_id, created_at, updated_at`);
 
 const TEMPLATE_SELECT = sql.raw(`id, organization_id, name, description, category, faces,
-  actions, custom_schema, is_public, updated_at`);
+  actions, custom_schema, is_public, version, updated_at`);
 
 const list = (ids: readonly string[]) =>
   sql`(SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb))`;

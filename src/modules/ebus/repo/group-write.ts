@@ -98,8 +98,8 @@ const OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text,
   prev_integrity_hash text, collection_id text, created_at timestamptz, updated_at timestamptz`);
 
 const LOG_FIELDS = sql.raw(`id, organization_id, hash, name, wallet_id, wallet, signature_type,
-  signature, nonce, params, expires, object_id, template_id, fee_wei, prev_integrity_hash,
-  integrity_hash, when_created`);
+  signature, nonce, params, expires, object_id, template_id, template_version, fee_wei,
+  prev_integrity_hash, integrity_hash, when_created`);
 
 const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
 
@@ -159,10 +159,11 @@ export function groupStatement(
       RETURNING 1
     ), logs AS (
       INSERT INTO action_logs (id, organization_id, hash, name, wallet_id, wallet, signature_type,
-        signature, nonce, params, expires, object_id, template_id, fee_wei, batch_id, seq,
-        prev_integrity_hash, integrity_hash, created_at)
+        signature, nonce, params, expires, object_id, template_id, template_version, fee_wei,
+        batch_id, seq, prev_integrity_hash, integrity_hash, created_at)
       SELECT r.id, r.organization_id, r.hash, r.name, r.wallet_id, r.wallet, r.signature_type,
-        r.signature, r.nonce, r.params, r.expires, r.object_id, r.template_id, r.fee_wei::numeric,
+        r.signature, r.nonce, r.params, r.expires, r.object_id, r.template_id, r.template_version,
+        r.fee_wei::numeric,
         CASE WHEN r.seq < r.seq_end THEN r.batch WHEN r.seq < r.next_end THEN r.next_id END,
         r.seq, r.prev_integrity_hash,
         r.integrity_hash, r.when_created::timestamptz
@@ -173,8 +174,8 @@ export function groupStatement(
         FROM group_batch g, ROWS FROM (jsonb_to_recordset(${json(w.logs)}) AS (id text,
           organization_id text, hash text, name text, wallet_id text, wallet text,
           signature_type text, signature jsonb, nonce bigint, params jsonb, expires text,
-          object_id text, template_id text, fee_wei text, prev_integrity_hash text,
-          integrity_hash text, when_created text)) WITH ORDINALITY AS x(${LOG_FIELDS}, ord)
+          object_id text, template_id text, template_version integer, fee_wei text,
+          prev_integrity_hash text, integrity_hash text, when_created text)) WITH ORDINALITY AS x(${LOG_FIELDS}, ord)
         ORDER BY x.ord
       ) AS r
       RETURNING id, batch_id
@@ -192,8 +193,9 @@ export function groupStatement(
       SELECT count(*) AS n FROM templates t
       JOIN jsonb_to_recordset(${json(templates)}) AS r(id text, organization_id text, name text,
         description text, category text, faces jsonb, actions text[], custom_schema jsonb,
-        is_public boolean, updated_at timestamptz)
+        is_public boolean, version integer, updated_at timestamptz)
         ON t.id = r.id AND t.updated_at = r.updated_at AND t.organization_id = r.organization_id
+          AND t.version = r.version
           AND t.name = r.name AND t.description = r.description AND t.category = r.category
           AND t.faces = r.faces AND t.actions = r.actions AND t.is_public = r.is_public
           AND t.custom_schema IS NOT DISTINCT FROM r.custom_schema

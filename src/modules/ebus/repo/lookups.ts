@@ -91,7 +91,7 @@ export async function findTemplates(
   if (ids.length === 0) return [];
   const { rows } = await exec.execute<TemplateInfo>(sql`
     SELECT id, organization_id, name, description, category, faces, actions, custom_schema,
-      is_public, updated_at
+      is_public, version, updated_at
     FROM templates WHERE id IN ${jsonList(ids)}`);
   return rows.map((r) => ({ ...r, updated_at: asDate(r.updated_at) }));
 }
