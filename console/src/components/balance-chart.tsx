@@ -17,6 +17,8 @@ export function BalanceChart({ points, label }: { points: BalancePoint[]; label:
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    // Steps, not slopes: the balance changes at movements, between the points it is flat.
+    const stepped = uPlot.paths.stepped?.({ align: 1 });
     const plot = new uPlot(
       {
         width: Math.max(el.clientWidth, 320),
@@ -25,7 +27,13 @@ export function BalanceChart({ points, label }: { points: BalancePoint[]; label:
         scales: { x: { time: true } },
         series: [
           {},
-          { label: 'Balance (ONS)', stroke: '#0a58ca', width: 2, fill: 'rgba(10,88,202,0.08)' },
+          {
+            label: 'Balance (ONS)',
+            stroke: '#0a58ca',
+            width: 2,
+            fill: 'rgba(10,88,202,0.08)',
+            ...(stepped ? { paths: stepped } : {}),
+          },
         ],
         axes: [{}, { label: 'ONS', size: 70 }],
       },

@@ -1,5 +1,5 @@
 import { useMemo, useState } from 'preact/hooks';
-import { BalanceChart } from '../components/balance-chart.js';
+import { BalanceChart, type BalancePoint } from '../components/balance-chart.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
@@ -14,6 +14,42 @@ const INTERVAL: Record<Range, 'hour' | 'day' | 'week' | 'month'> = {
   year: 'week',
   all: 'month',
 };
+
+interface Bucket {
+  start: string;
+  end: string;
+  credits_wei: string;
+  debits_wei: string;
+  closing_balance_wei: string;
+}
+
+const seconds = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
+const tokens = (wei: bigint) => Number(formatTokens(wei.toString()));
+
+/**
+ * The balance as a line: the opening balance at the first bucket's start, each bucket's
+ * closing balance at its end (buckets without movement are not listed), and the last one now.
+ */
+function chartPoints(buckets: Bucket[]): BalancePoint[] {
+  const first = buckets[0];
+  const last = buckets.at(-1);
+  if (!first || !last) return [];
+  const opening =
+    BigInt(first.closing_balance_wei) - BigInt(first.credits_wei) + BigInt(first.debits_wei);
+  const points = [{ t: seconds(first.start), balance: tokens(opening) }];
+  for (const b of buckets) {
+    points.push({
+      t: Math.min(seconds(b.end), Date.now() / 1000),
+      balance: tokens(BigInt(b.closing_balance_wei)),
+    });
+  }
+  points.push({
+    t: Math.floor(Date.now() / 1000),
+    balance: tokens(BigInt(last.closing_balance_wei)),
+  });
+  // uPlot needs x in ascending order without repeats.
+  return points.filter((p, i) => i === 0 || p.t > points[i - 1]!.t);
+}
 
 type Deposit = Awaited<ReturnType<typeof loadDeposits>>['deposits'][number];
 const loadDeposits = (next?: string) =>
@@ -98,14 +134,7 @@ function Balance({ organizationId }: { organizationId: string }) {
       }),
     [organizationId, range],
   );
-  const points = useMemo(
-    () =>
-      (history.data?.history ?? []).map((b) => ({
-        t: Math.floor(new Date(b.end).getTime() / 1000),
-        balance: Number(formatTokens(b.closing_balance_wei)),
-      })),
-    [history.data],
-  );
+  const points = useMemo(() => chartPoints(history.data?.history ?? []), [history.data]);
   return (
     <>
       {balance.loading && <Progress label="Loading the balance…" />}

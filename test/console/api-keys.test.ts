@@ -1,0 +1,114 @@
+import { existsSync } from 'node:fs';
+import { createOnsClient, isOnsError } from '@ons/sdk';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueEmail } from '../helpers/identity.js';
+import {
+  CHROMIUM,
+  checkPage,
+  launchBrowser,
+  startConsoleService,
+  type ConsoleBrowser,
+  type ConsolePage,
+  type ConsoleService,
+} from './harness.js';
+
+const PASSWORD = 'correct horse battery';
+
+describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
+  let live: ConsoleService;
+  let browser: ConsoleBrowser;
+  let tab: ConsolePage;
+  let page: Page;
+
+  beforeAll(async () => {
+    live = await startConsoleService();
+    browser = await launchBrowser();
+    const email = uniqueEmail('keys');
+    const api = createOnsClient({ baseUrl: live.origin });
+    api.setSession(
+      await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } }),
+    );
+    const { id } = await api.POST('/organizations', { body: { name: 'Keys Org' } });
+    await api.POST('/organizations/switch', { body: { organization_id: id } });
+    tab = await browser.newPage();
+    page = tab.page;
+    await tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: live.origin,
+    });
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText('Keys Org').waitFor();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await live?.stop();
+  });
+
+  it('creates a key: the secret shown once with a copy button and a warning, then listed with its expiry', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByText('No API keys yet.').waitFor();
+    expect(await checkPage(page, 'api-keys')).toEqual([]);
+
+    await page.getByLabel('Name').fill('CI reader');
+    await page.getByLabel('Expires after (days, at most 365)').fill('30');
+    await page.getByLabel('templates read').check();
+    await page.getByLabel('objects read').check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = page.getByTestId('api-key-secret');
+    await secretBox.waitFor();
+    const secret = (await secretBox.innerText()).trim();
+    expect(secret).toMatch(/^onsk_/);
+    await page.getByText('It is shown only this once').waitFor();
+    expect(await checkPage(page, 'api-key-created')).toEqual([]);
+
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+
+    // The key works, with the permissions chosen.
+    const withKey = createOnsClient({ baseUrl: live.origin, apiKey: secret });
+    await withKey.GET('/templates');
+
+    const row = page.locator('tbody tr', { hasText: 'CI reader' });
+    await row.waitFor();
+    expect(await row.innerText()).toContain('templates: read');
+    expect(await row.innerText()).toContain('never');
+    const expires = new Date(Date.now() + 30 * 24 * 3600 * 1000).toLocaleDateString('en-US');
+    expect(await row.innerText()).toContain(expires);
+
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await secretBox.waitFor({ state: 'detached' });
+    await page.reload();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(secret);
+    expect(tab.problems).toEqual([]);
+  });
+
+  it('shows a refused create as its message and field', async () => {
+    await page.getByLabel('Name').fill('   ');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('name');
+    expect(await alert.innerText()).not.toContain('{');
+    await checkPage(page, 'api-key-error');
+  });
+
+  it('deletes a key, which then stops working', async () => {
+    await page.reload();
+    const row = page.locator('tbody tr', { hasText: 'CI reader' });
+    await row.waitFor();
+    const id = (await row.locator('code').innerText()).trim();
+    await page.getByRole('button', { name: 'Delete CI reader' }).click();
+    await row.waitFor({ state: 'detached' });
+    await page.getByText('No API keys yet.').waitFor();
+    const api = createOnsClient({ baseUrl: live.origin });
+    const refused = await api.GET('/api-keys/{id}', { params: { path: { id } } }).catch((e) => e);
+    expect(isOnsError(refused)).toBe(true);
+    expect(tab.problems).toEqual([]);
+  });
+});
