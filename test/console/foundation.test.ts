@@ -86,6 +86,52 @@ describe.skipIf(!existsSync(CHROMIUM))('the console, served at /console', () => 
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('makes the browser refuse an inline script (and the harness sees the refusal)', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/`);
+    await page.getByRole('heading', { name: 'Sign in first' }).waitFor();
+    const ran = await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        document: {
+          createElement(tag: string): {
+            textContent: string;
+            setAttribute(k: string, v: string): void;
+          };
+          body: { appendChild(n: unknown): void };
+        };
+        inlineRan?: boolean;
+      };
+      const script = g.document.createElement('script');
+      script.textContent = 'globalThis.inlineRan = true';
+      g.document.body.appendChild(script);
+      return g.inlineRan === true;
+    });
+    expect(ran).toBe(false);
+    await expect.poll(() => problems.length).toBeGreaterThan(0);
+    expect(problems.join('\n')).toMatch(/Content Security Policy/);
+    await context.close();
+  });
+
+  it('finds serious accessibility violations when a page has them', async () => {
+    const { page, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        document: {
+          createElement(tag: string): { setAttribute(k: string, v: string): void };
+          querySelector(s: string): { appendChild(n: unknown): void };
+        };
+      };
+      const input = g.document.createElement('input'); // no label
+      input.setAttribute('type', 'text');
+      g.document.querySelector('main').appendChild(input);
+    });
+    const violations = await checkPage(page, 'axe-self-check');
+    expect(violations.join('\n')).toMatch(/label/);
+    await context.close();
+  });
 });
 
 describe('the console when it is not built', () => {
