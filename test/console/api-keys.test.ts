@@ -84,7 +84,9 @@ describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
     await row.waitFor();
     expect(await row.innerText()).toContain('templates: read');
     expect(await row.innerText()).toContain('never');
-    const expires = new Date(Date.now() + 30 * 24 * 3600 * 1000).toLocaleDateString('en-US');
+    const expires = new Date(Date.now() + 30 * 24 * 3600 * 1000).toLocaleDateString('en-US', {
+      timeZone: 'UTC',
+    });
     expect(await row.innerText()).toContain(expires);
 
     await page.getByRole('button', { name: 'I have saved it' }).click();

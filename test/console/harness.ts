@@ -79,7 +79,12 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
   return {
     browser,
     async newPage() {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      // A fixed locale and zone, so dates read the same on every machine.
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 900 },
+        locale: 'en-US',
+        timezoneId: 'UTC',
+      });
       const page = await context.newPage();
       // Well within the test's own 30 s, so a failure names the step that waited.
       page.setDefaultTimeout(10_000);

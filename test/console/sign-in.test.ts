@@ -94,7 +94,9 @@ describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, ses
     await overview(page);
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-    const rows = page.locator('tbody tr');
+    const rows = page
+      .locator('table', { has: page.locator('caption', { hasText: 'live sessions' }) })
+      .locator('tbody tr');
     await expect.poll(() => rows.count()).toBe(3);
     await page.getByText('(this session)').waitFor();
     expect(await checkPage(page, 'sessions')).toEqual([]);
@@ -167,6 +169,40 @@ describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, ses
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await overview(page);
     await page.getByText('Passkey Org').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('adds a passkey to a password account, signs in with it, and removes the password', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await addVirtualAuthenticator(page);
+    const email = uniqueEmail('addpasskey');
+    await createOnsClient({ baseUrl: live.origin }).POST('/organizations/wallets', {
+      body: { email, password: PASSWORD },
+    });
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await overview(page);
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('heading', { name: 'Sign-in methods' }).waitFor();
+    const methods = page.locator('tbody tr', { hasText: /^(Password|Passkey)/ });
+    await expect.poll(() => methods.count()).toBe(1);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await expect.poll(() => methods.count()).toBe(2);
+    expect(await checkPage(page, 'sign-in-methods')).toEqual([]);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await overview(page);
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('button', { name: 'Remove Password' }).click();
+    await expect.poll(() => methods.count()).toBe(1);
+    const login = await createOnsClient({ baseUrl: live.origin })
+      .POST('/auth/login', { body: { email, password: PASSWORD } })
+      .catch((e: unknown) => e);
+    expect(isOnsError(login) && login.status).toBe(401);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -79,3 +79,10 @@ export async function signInWithWallet(provider: Eip1193Provider): Promise<void>
   });
   adoptTokens(tokens);
 }
+
+/** Adds a passkey to the signed-in wallet: it then signs in and signs actions too. */
+export async function addPasskey(): Promise<void> {
+  const options = await ons.GET('/wallets/me/credentials/passkey/options');
+  const credential = await startRegistration({ optionsJSON: options as never });
+  await ons.POST('/wallets/me/credentials/passkey', { body: { credential: credential as never } });
+}

@@ -1,6 +1,7 @@
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
+import { SignInMethods } from '../components/sign-in-methods.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
@@ -63,11 +64,12 @@ function Sessions() {
         </table>
       )}
       {end.busy && <Progress label="Ending the session…" />}
+      <SignInMethods />
     </section>
   );
 }
 
-/** The signed-in person's live sessions, each with "end this session". */
+/** The signed-in person's live sessions, each with "end this session", and sign-in methods. */
 export function SessionsPage() {
   return <RequireSignIn>{() => <Sessions />}</RequireSignIn>;
 }
