@@ -82,6 +82,10 @@ export async function registerConsole(app: App, opts: ConsoleOptions): Promise<v
         }
         const file = req.params['*'];
         if (file === '' || file === 'index.html') return sendIndex(reply);
+        // Nothing outside the build: `send` would refuse it too, but as an error (a 500 here).
+        if (file.includes('\\') || file.split('/').some((s) => s === '..' || s === '.')) {
+          return reply.callNotFound();
+        }
         // A missing file falls through to the service's JSON 404 (sendFile calls it).
         if (FILE_PATH_RE.test(file)) {
           // Built asset names carry their content hash, so they never change.

@@ -62,6 +62,21 @@ describe.skipIf(!existsSync(CHROMIUM))('the console, served at /console', () => 
     expect(bare.headers.get('location')).toBe('/console/');
   });
 
+  it('answers a JSON 404 for any path that leaves the build, never a file or a 500', async () => {
+    for (const url of [
+      '/console/%2e%2e/%2e%2e/package.json',
+      '/console/..%2f..%2fpackage.json',
+      '/console/assets/..%2f..%2f..%2fpackage.json',
+      '/console/%2e%2e%2findex.html',
+      '/console/..%5c..%5cpackage.json',
+      '/console/.env',
+    ]) {
+      const res = await live.svc.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json(), url).toMatchObject({ code: 5 });
+    }
+  });
+
   it('serves built assets as immutable files', async () => {
     const html = await (await fetch(`${live.origin}/console/`)).text();
     const src = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)![1]!;

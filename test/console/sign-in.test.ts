@@ -207,6 +207,38 @@ describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, ses
     await context.close();
   });
 
+  it('shows a call that got no answer, or a proxy page, as a plain message', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(uniqueEmail('offline'));
+    await page.getByLabel('Password').fill(PASSWORD);
+    const submit = page.getByRole('button', { name: 'Sign in', exact: true });
+    const alert = page.getByRole('alert');
+
+    await page.route('**/auth/login', (route) => route.abort('connectionrefused'));
+    await submit.click();
+    await alert.waitFor();
+    expect((await alert.innerText()).trim()).toBe(
+      'The service did not answer. Check your connection and try again.',
+    );
+    await page.unroute('**/auth/login');
+
+    await page.route('**/auth/login', (route) =>
+      route.fulfill({
+        status: 502,
+        contentType: 'text/html',
+        body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
+      }),
+    );
+    await submit.click();
+    await page.getByText('HTTP 502').waitFor();
+    expect((await alert.innerText()).trim()).toBe(
+      'The service could not answer the request (HTTP 502). Try again later.',
+    );
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('shows a signed-out visitor the way to sign in on a page that needs a session', async () => {
     const { page, problems, context } = await browser.newPage();
     await page.goto(`${live.origin}/console/api-keys`);

@@ -6,9 +6,14 @@ import { isOnsError } from '@ons/sdk';
  */
 export function messageOf(error: unknown): string {
   if (isOnsError(error)) {
-    if (error.status === 0)
+    if (error.status === 0) {
       return 'The service did not answer. Check your connection and try again.';
-    return error.message || `The service refused the request (HTTP ${error.status}).`;
+    }
+    // An answer that is not the service's error body (a proxy's page): its status, not its markup.
+    if (!error.message || /^HTTP \d{3}\b/.test(error.message)) {
+      return `The service could not answer the request (HTTP ${error.status}). Try again later.`;
+    }
+    return error.message;
   }
   if (error instanceof DOMException && error.name === 'NotAllowedError') {
     return 'The request was cancelled or timed out in the browser.';

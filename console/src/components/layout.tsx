@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { useErrorBoundary } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useAction } from '../lib/hooks.js';
 import { forgetSession, ons, useClaims } from '../lib/session.js';
@@ -23,6 +24,23 @@ const SIGNED_OUT_NAV: NavItem[] = [
   { href: paths.signIn, label: 'Sign in' },
   { href: paths.signUp, label: 'Sign up' },
 ];
+
+/** A page that failed to render shows why and a way on, never a blank page. */
+function PageBoundary({ children }: { children: ComponentChildren }) {
+  const [caught, reset] = useErrorBoundary() as [unknown, () => void];
+  if (caught) {
+    return (
+      <section>
+        <h1>This page could not be shown</h1>
+        <ErrorMessage error={caught} />
+        <button type="button" onClick={reset}>
+          Try again
+        </button>
+      </section>
+    );
+  }
+  return <>{children}</>;
+}
 
 /** The frame of every page: a skip link, the navigation, sign-out, and the page itself. */
 export function Layout({ children }: { children: ComponentChildren }) {
@@ -71,7 +89,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorMessage error={signOut.error} />
-        {children}
+        <PageBoundary>{children}</PageBoundary>
       </main>
     </>
   );
