@@ -107,10 +107,12 @@ export async function launchBrowser(): Promise<ConsoleBrowser> {
  * A WebAuthn virtual authenticator on this page (CDP): a platform authenticator that keeps
  * discoverable credentials and verifies the user, as a phone or laptop passkey does.
  */
-export async function addVirtualAuthenticator(page: Page): Promise<void> {
+export async function addVirtualAuthenticator(
+  page: Page,
+): Promise<{ credentialCount(): Promise<number> }> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('WebAuthn.enable', { enableUI: false });
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
     options: {
       protocol: 'ctap2',
       transport: 'internal',
@@ -120,6 +122,11 @@ export async function addVirtualAuthenticator(page: Page): Promise<void> {
       automaticPresenceSimulation: true,
     },
   });
+  return {
+    /** How many passkeys the authenticator holds. */
+    credentialCount: async () =>
+      (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials.length,
+  };
 }
 
 /**

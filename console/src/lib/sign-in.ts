@@ -1,4 +1,4 @@
-import type { Session } from '@ons/sdk';
+import { isOnsError, type Session } from '@ons/sdk';
 import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
 import { adoptTokens, ons } from './session.js';
 
@@ -36,11 +36,30 @@ export async function signInWithPasskey(): Promise<void> {
 export async function signUpWithPasskey(organizationId: string): Promise<void> {
   const options = await ons.GET('/wallets/connect/passkey/register/options');
   const credential = await startRegistration({ optionsJSON: options as never });
-  adoptTokens(
-    await ons.POST('/wallets/connect/passkey/register/verify', {
-      body: { credential: credential as never, organization_id: organizationId },
-    }),
-  );
+  try {
+    adoptTokens(
+      await ons.POST('/wallets/connect/passkey/register/verify', {
+        body: { credential: credential as never, organization_id: organizationId },
+      }),
+    );
+  } catch (err) {
+    // The authenticator kept a passkey the service refused: tell it to forget that one, or
+    // it would be offered at the next sign-in and fail (where the browser can).
+    if (isOnsError(err) && err.status !== 0) forgetPasskey(options.rp.id, credential.id);
+    throw err;
+  }
+}
+
+function forgetPasskey(rpId: string | undefined, credentialId: string): void {
+  const signal = (
+    window.PublicKeyCredential as unknown as {
+      signalUnknownCredential?: (o: { rpId: string; credentialId: string }) => Promise<void>;
+    }
+  )?.signalUnknownCredential;
+  if (!signal) return;
+  signal
+    .call(window.PublicKeyCredential, { rpId: rpId ?? window.location.hostname, credentialId })
+    .catch(() => undefined);
 }
 
 /** An injected EIP-1193 provider (a browser wallet extension), when the page has one. */
