@@ -22,6 +22,8 @@ describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
   let page: Page;
   let secret = '';
 
+  let orgId = '';
+
   beforeAll(async () => {
     live = await startConsoleService();
     browser = await launchBrowser();
@@ -30,7 +32,10 @@ describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
     api.setSession(
       await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } }),
     );
-    const { id } = await api.POST('/organizations', { body: { name: 'Keys Org' } });
+    const { id } = await api.POST('/organizations', {
+      body: { name: 'Keys Org', settings: { allow_self_signup: true } },
+    });
+    orgId = id;
     await api.POST('/organizations/switch', { body: { organization_id: id } });
     tab = await browser.newPage();
     page = tab.page;
@@ -119,5 +124,34 @@ describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
     const refused = await withKey.GET('/templates').catch((e: unknown) => e);
     expect(isOnsError(refused) && refused.status).toBe(401);
     expect(tab.problems).toEqual([]);
+  });
+
+  it("shows a member without the permission the service's refusal, and creates nothing", async () => {
+    const email = uniqueEmail('member');
+    // Joins Keys Org as a plain member (self sign-up): members may not read API keys.
+    await createOnsClient({ baseUrl: live.origin }).POST('/organizations/wallets', {
+      body: { email, password: PASSWORD, organization_id: orgId },
+    });
+    const member = await browser.newPage();
+    await member.page.goto(`${live.origin}/console/sign-in`);
+    await member.page.getByLabel('Email').fill(email);
+    await member.page.getByLabel('Password').fill(PASSWORD);
+    await member.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await member.page.getByText('Keys Org').waitFor();
+    await member.page.getByRole('link', { name: 'API keys' }).click();
+    const alert = member.page.getByRole('alert');
+    await alert.waitFor();
+    const text = (await alert.innerText()).trim();
+    expect(text).toMatch(/permission|api-keys/i);
+    expect(text).not.toContain('{');
+    await checkPage(member.page, 'api-keys-refused');
+
+    await member.page.getByLabel('Name').fill('not allowed');
+    await member.page.getByLabel('templates read').check();
+    await member.page.getByRole('button', { name: 'Create key' }).click();
+    await member.page.locator('form .error').waitFor();
+    expect(await member.page.getByTestId('api-key-secret').count()).toBe(0);
+    expect(member.problems).toEqual([]);
+    await member.context.close();
   });
 });
