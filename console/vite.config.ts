@@ -20,6 +20,16 @@ export default defineConfig({
     },
   },
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  // `npm run dev -w console`: the page at http://localhost:5173/console/, every other path
+  // (the API) passed to a running service (ONS_URL, default http://localhost:8080). For
+  // passkeys add http://localhost:5173 to that service's WEBAUTHN_ORIGINS.
+  server: {
+    port: 5173,
+    strictPort: true,
+    proxy: {
+      '^/(?!console(?:/|$)).*': { target: process.env.ONS_URL ?? 'http://localhost:8080' },
+    },
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,
