@@ -1,10 +1,13 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import globals from 'globals';
 import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/', 'console/dist/', 'sdk/dist/'] },
+  {
+    ignores: ['node_modules/', 'data/', 'coverage/', 'console/dist/', 'sdk/dist/', 'test-results/'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -27,6 +30,8 @@ export default tseslint.config(
     },
   },
   ...boundaries,
+  // The web console runs in browsers (its own tsconfig: DOM types, JSX for Preact).
+  { files: ['console/src/**'], languageOptions: { globals: globals.browser } },
   {
     files: ['**/*.test.ts', 'test/**', 'bench/**'],
     rules: {

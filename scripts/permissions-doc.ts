@@ -52,6 +52,7 @@ export async function buildInertApp(): Promise<App> {
     bodyLimitBytes: 1024 * 1024,
     timeouts: loadConfig({}).http,
     publicUrl: 'http://localhost',
+    consoleDir: null,
     verifiers: container.verifiers,
     pool: inert() as pg.Pool,
     rateLimit: null,

@@ -11,6 +11,8 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   publicUrl: string;
+  /** The built web console (console/dist) served at /console; see docs/console.md. */
+  consoleDir: string;
   logLevel: string;
   bodyLimitBytes: number;
   /** Limits on how long a client may take (ms); see README. */
@@ -214,6 +216,9 @@ function webauthnOrigins(env: Env, port: number): string[] {
   return origins;
 }
 
+/** The repository's console/dist, wherever the process was started from. */
+const DEFAULT_CONSOLE_DIR = path.resolve(import.meta.dirname, '..', 'console', 'dist');
+
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 8080, 0, 65535);
   const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
@@ -239,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: optional(env, 'DATABASE_URL'),
     publicUrl,
+    consoleDir: path.resolve(str(env, 'CONSOLE_DIR', DEFAULT_CONSOLE_DIR)),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     http: {

@@ -24,6 +24,7 @@ export async function createService(
     bodyLimitBytes: deps.config.bodyLimitBytes,
     timeouts: deps.config.http,
     publicUrl: deps.config.publicUrl,
+    consoleDir: deps.config.consoleDir,
     verifiers: container.verifiers,
     pool: deps.database.pool,
     metrics: [(registry) => registerEbusMetrics(registry, container.ebus.committer.stats)],

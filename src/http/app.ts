@@ -13,6 +13,7 @@ import {
   type CredentialVerifiers,
   type RoutePermission,
 } from './auth.js';
+import { registerConsole } from './console.js';
 import { errorHandler } from './errors.js';
 import { registerInputGuard } from './input-guard.js';
 import { isTimestamp } from '../lib/timestamp.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   bodyLimitBytes: number;
   timeouts: HttpTimeouts;
   publicUrl: string;
+  /** The built web console served at /console (src/http/console.ts); null: none here. */
+  consoleDir: string | null;
   verifiers: CredentialVerifiers;
   pool: pg.Pool;
   /** Feature metrics to add to the /metrics registry. */
@@ -212,6 +215,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     await docs.register(swaggerUi, { routePrefix: '/docs' });
   });
 
+  await registerConsole(app, { dir: opts.consoleDir, logger: opts.logger });
   registerV2Compat(app, opts.v2);
   await opts.routes(app);
   return app;

@@ -1,0 +1,34 @@
+import { LocationProvider, Route, Router } from 'preact-iso';
+import { Layout } from './components/layout.js';
+import { ApiKeysPage } from './pages/api-keys.js';
+import { BalancePage } from './pages/balance.js';
+import { HomePage } from './pages/home.js';
+import { MembersPage } from './pages/members.js';
+import { NotFoundPage } from './pages/not-found.js';
+import { OrganizationPage } from './pages/organization.js';
+import { SessionsPage } from './pages/sessions.js';
+import { SignInPage } from './pages/sign-in.js';
+import { SignUpPage } from './pages/sign-up.js';
+import { BASE, paths } from './paths.js';
+
+/** The console: one layout, one route per page (add a page here and in paths.ts). */
+export function App() {
+  return (
+    <LocationProvider scope={BASE}>
+      <Layout>
+        <Router>
+          <Route path={paths.home} component={HomePage} />
+          <Route path={BASE} component={HomePage} />
+          <Route path={paths.signIn} component={SignInPage} />
+          <Route path={paths.signUp} component={SignUpPage} />
+          <Route path={paths.sessions} component={SessionsPage} />
+          <Route path={paths.organization} component={OrganizationPage} />
+          <Route path={paths.members} component={MembersPage} />
+          <Route path={paths.balance} component={BalancePage} />
+          <Route path={paths.apiKeys} component={ApiKeysPage} />
+          <Route default component={NotFoundPage} />
+        </Router>
+      </Layout>
+    </LocationProvider>
+  );
+}

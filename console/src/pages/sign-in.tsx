@@ -1,0 +1,108 @@
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { ErrorMessage } from '../components/error-message.js';
+import { Progress } from '../components/progress.js';
+import { useAction } from '../lib/hooks.js';
+import {
+  injectedWallet,
+  signInWithPasskey,
+  signInWithPassword,
+  signInWithWallet,
+} from '../lib/sign-in.js';
+import { paths } from '../paths.js';
+
+/** Sign in with a passkey, a crypto wallet, or an email and password. */
+export function SignInPage() {
+  const { route } = useLocation();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const wallet = injectedWallet();
+  const done = () => route(paths.home);
+  const byPassword = useAction(async () => {
+    await signInWithPassword(email.trim(), password);
+    done();
+  });
+  const byPasskey = useAction(async () => {
+    await signInWithPasskey();
+    done();
+  });
+  const byWallet = useAction(async () => {
+    if (wallet) await signInWithWallet(wallet);
+    done();
+  });
+  const busy = byPassword.busy || byPasskey.busy || byWallet.busy;
+  return (
+    <section>
+      <h1>Sign in</h1>
+      <div class="methods">
+        <div class="card">
+          <h2>Passkey</h2>
+          <p>Use a passkey saved on this device or your phone.</p>
+          <button type="button" disabled={busy} onClick={() => void byPasskey.run()}>
+            Sign in with a passkey
+          </button>
+          {byPasskey.busy && <Progress label="Waiting for your passkey…" />}
+          <ErrorMessage error={byPasskey.error} />
+        </div>
+        <div class="card">
+          <h2>Crypto wallet</h2>
+          <p>Sign a Sign-In with Ethereum message with your browser wallet.</p>
+          <button
+            type="button"
+            disabled={busy || !wallet}
+            aria-describedby={wallet ? undefined : 'no-wallet'}
+            onClick={() => void byWallet.run()}
+          >
+            Sign in with a crypto wallet
+          </button>
+          {!wallet && (
+            <p id="no-wallet" class="hint">
+              No browser wallet was found on this page (install one such as MetaMask).
+            </p>
+          )}
+          {byWallet.busy && <Progress label="Waiting for your wallet's signature…" />}
+          <ErrorMessage error={byWallet.error} />
+        </div>
+        <form
+          class="card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void byPassword.run();
+          }}
+        >
+          <h2>Email and password</h2>
+          <label>
+            Email
+            <input
+              type="email"
+              name="email"
+              autocomplete="username"
+              required
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Password
+            <input
+              type="password"
+              name="password"
+              autocomplete="current-password"
+              required
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+          {byPassword.busy && <Progress label="Signing in…" />}
+          <ErrorMessage error={byPassword.error} />
+        </form>
+      </div>
+      <p>
+        No account yet? <a href={paths.signUp}>Sign up</a>.
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,157 @@
+import { existsSync } from 'node:fs';
+import { createOnsClient, isOnsError } from '@ons/sdk';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueEmail } from '../helpers/identity.js';
+import {
+  CHROMIUM,
+  checkPage,
+  launchBrowser,
+  startConsoleService,
+  type ConsoleBrowser,
+  type ConsolePage,
+  type ConsoleService,
+} from './harness.js';
+
+const PASSWORD = 'correct horse battery';
+
+describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
+  let live: ConsoleService;
+  let browser: ConsoleBrowser;
+  let tab: ConsolePage;
+  let page: Page;
+  let secret = '';
+
+  let orgId = '';
+
+  beforeAll(async () => {
+    live = await startConsoleService();
+    browser = await launchBrowser();
+    const email = uniqueEmail('keys');
+    const api = createOnsClient({ baseUrl: live.origin });
+    api.setSession(
+      await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } }),
+    );
+    const { id } = await api.POST('/organizations', {
+      body: { name: 'Keys Org', settings: { allow_self_signup: true } },
+    });
+    orgId = id;
+    await api.POST('/organizations/switch', { body: { organization_id: id } });
+    tab = await browser.newPage();
+    page = tab.page;
+    await tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: live.origin,
+    });
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText('Keys Org').waitFor();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await live?.stop();
+  });
+
+  it('creates a key: the secret shown once with a copy button and a warning, then listed with its expiry', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByText('No API keys yet.').waitFor();
+    expect(await checkPage(page, 'api-keys')).toEqual([]);
+
+    await page.getByLabel('Name').fill('CI reader');
+    await page.getByLabel('Expires after (days, at most 365)').fill('30');
+    await page.getByLabel('templates read').check();
+    await page.getByLabel('objects read').check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = page.getByTestId('api-key-secret');
+    await secretBox.waitFor();
+    secret = (await secretBox.innerText()).trim();
+    expect(secret).toMatch(/^onsk_/);
+    await page.getByText('It is shown only this once').waitFor();
+    expect(await checkPage(page, 'api-key-created')).toEqual([]);
+
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(
+      await page.evaluate(() =>
+        (
+          globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+        ).navigator.clipboard.readText(),
+      ),
+    ).toBe(secret);
+
+    // The key works, with the permissions chosen.
+    const withKey = createOnsClient({ baseUrl: live.origin, apiKey: secret });
+    await withKey.GET('/templates');
+
+    const row = page.locator('tbody tr', { hasText: 'CI reader' });
+    await row.waitFor();
+    expect(await row.innerText()).toContain('templates: read');
+    expect(await row.innerText()).toContain('never');
+    const expires = new Date(Date.now() + 30 * 24 * 3600 * 1000).toLocaleDateString('en-US', {
+      timeZone: 'UTC',
+    });
+    expect(await row.innerText()).toContain(expires);
+
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await secretBox.waitFor({ state: 'detached' });
+    await page.reload();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(secret);
+    expect(tab.problems).toEqual([]);
+  });
+
+  it('shows a refused create as its message and field', async () => {
+    await page.getByLabel('Name').fill('   ');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('name');
+    expect(await alert.innerText()).not.toContain('{');
+    await checkPage(page, 'api-key-error');
+  });
+
+  it('deletes a key, which then stops working', async () => {
+    await page.reload();
+    const row = page.locator('tbody tr', { hasText: 'CI reader' });
+    await row.waitFor();
+    expect(secret).toMatch(/^onsk_/);
+    await page.getByRole('button', { name: 'Delete CI reader' }).click();
+    await row.waitFor({ state: 'detached' });
+    await page.getByText('No API keys yet.').waitFor();
+    const withKey = createOnsClient({ baseUrl: live.origin, apiKey: secret });
+    const refused = await withKey.GET('/templates').catch((e: unknown) => e);
+    expect(isOnsError(refused) && refused.status).toBe(401);
+    expect(tab.problems).toEqual([]);
+  });
+
+  it("shows a member without the permission the service's refusal, and creates nothing", async () => {
+    const email = uniqueEmail('member');
+    // Joins Keys Org as a plain member (self sign-up): members may not read API keys.
+    await createOnsClient({ baseUrl: live.origin }).POST('/organizations/wallets', {
+      body: { email, password: PASSWORD, organization_id: orgId },
+    });
+    const member = await browser.newPage();
+    await member.page.goto(`${live.origin}/console/sign-in`);
+    await member.page.getByLabel('Email').fill(email);
+    await member.page.getByLabel('Password').fill(PASSWORD);
+    await member.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await member.page.getByText('Keys Org').waitFor();
+    await member.page.getByRole('link', { name: 'API keys' }).click();
+    const alert = member.page.getByRole('alert');
+    await alert.waitFor();
+    const text = (await alert.innerText()).trim();
+    expect(text).toMatch(/permission|api-keys/i);
+    expect(text).not.toContain('{');
+    await checkPage(member.page, 'api-keys-refused');
+
+    await member.page.getByLabel('Name').fill('not allowed');
+    await member.page.getByLabel('templates read').check();
+    await member.page.getByRole('button', { name: 'Create key' }).click();
+    await member.page.locator('form .error').waitFor();
+    expect(await member.page.getByTestId('api-key-secret').count()).toBe(0);
+    expect(member.problems).toEqual([]);
+    await member.context.close();
+  });
+});

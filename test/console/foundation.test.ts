@@ -1,0 +1,172 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.js';
+import {
+  CHROMIUM,
+  checkPage,
+  launchBrowser,
+  startConsoleService,
+  type ConsoleBrowser,
+  type ConsoleService,
+} from './harness.js';
+
+describe.skipIf(!existsSync(CHROMIUM))('the console, served at /console', () => {
+  let live: ConsoleService;
+  let browser: ConsoleBrowser;
+  beforeAll(async () => {
+    live = await startConsoleService();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await live?.stop();
+  });
+
+  it('serves index.html with a strict Content-Security-Policy and no inline script', async () => {
+    const res = await fetch(`${live.origin}/console/`);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ]) {
+      expect(csp).toContain(directive);
+    }
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('no-cache');
+    const html = await res.text();
+    // Every <script> loads a file; none carries code of its own.
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attrs, body] of scripts) {
+      expect(attrs).toMatch(/\bsrc="\/console\/assets\/[^"]+\.js"/);
+      expect(body!.trim()).toBe('');
+    }
+    expect(html).not.toMatch(/\sstyle=/);
+  });
+
+  it('answers index.html for a deep link and a JSON 404 for a missing file', async () => {
+    const deep = await fetch(`${live.origin}/console/api-keys`);
+    expect(deep.status).toBe(200);
+    expect(deep.headers.get('content-type')).toMatch(/text\/html/);
+    const missing = await fetch(`${live.origin}/console/assets/nothing-here.js`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 5 });
+    const bare = await fetch(`${live.origin}/console`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/console/');
+  });
+
+  it('answers a JSON 404 for any path that leaves the build, never a file or a 500', async () => {
+    for (const url of [
+      '/console/%2e%2e/%2e%2e/package.json',
+      '/console/..%2f..%2fpackage.json',
+      '/console/assets/..%2f..%2f..%2fpackage.json',
+      '/console/%2e%2e%2findex.html',
+      '/console/..%5c..%5cpackage.json',
+      '/console/.env',
+    ]) {
+      const res = await live.svc.app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json(), url).toMatchObject({ code: 5 });
+    }
+  });
+
+  it('serves built assets as immutable files', async () => {
+    const html = await (await fetch(`${live.origin}/console/`)).text();
+    const src = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const res = await fetch(`${live.origin}${src}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/javascript/);
+    expect(res.headers.get('cache-control')).toContain('immutable');
+  });
+
+  it('leaves /console out of the API description', async () => {
+    const doc = (await (await fetch(`${live.origin}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/console'))).toEqual([]);
+  });
+
+  it('shows a not-found page for an unknown address, with no CSP refusal', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/no/such/page`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect(await checkPage(page, 'not-found')).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('makes the browser refuse an inline script (and the harness sees the refusal)', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/`);
+    await page.getByRole('heading', { name: 'Sign in first' }).waitFor();
+    const ran = await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        document: {
+          createElement(tag: string): {
+            textContent: string;
+            setAttribute(k: string, v: string): void;
+          };
+          body: { appendChild(n: unknown): void };
+        };
+        inlineRan?: boolean;
+      };
+      const script = g.document.createElement('script');
+      script.textContent = 'globalThis.inlineRan = true';
+      g.document.body.appendChild(script);
+      return g.inlineRan === true;
+    });
+    expect(ran).toBe(false);
+    await expect.poll(() => problems.length).toBeGreaterThan(0);
+    expect(problems.join('\n')).toMatch(/Content Security Policy/);
+    await context.close();
+  });
+
+  it('finds serious accessibility violations when a page has them', async () => {
+    const { page, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        document: {
+          createElement(tag: string): { setAttribute(k: string, v: string): void };
+          querySelector(s: string): { appendChild(n: unknown): void };
+        };
+      };
+      const input = g.document.createElement('input'); // no label
+      input.setAttribute('type', 'text');
+      g.document.querySelector('main').appendChild(input);
+    });
+    const violations = await checkPage(page, 'axe-self-check');
+    expect(violations.join('\n')).toMatch(/label/);
+    await context.close();
+  });
+});
+
+describe('the console when it is not built', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ env: { CONSOLE_DIR: '/nonexistent/console/dist' } });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+  });
+
+  it('answers 503 code 14 with a message under /console and still serves the API', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/console/sign-in' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({
+      code: 14,
+      message: 'the web console is not built on this server (run `npm run build`)',
+    });
+    expect(svc.logs.some((l) => String(l.msg).includes('the web console is not built'))).toBe(true);
+    const health = await svc.app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,247 @@
+import { existsSync } from 'node:fs';
+import { createOnsClient, isOnsError } from '@ons/sdk';
+import type { Page } from 'playwright-core';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOrganization } from '../helpers/fixtures.js';
+import { uniqueEmail } from '../helpers/identity.js';
+import {
+  CHROMIUM,
+  addVirtualAuthenticator,
+  checkPage,
+  injectWallet,
+  launchBrowser,
+  startConsoleService,
+  type ConsoleBrowser,
+  type ConsoleService,
+} from './harness.js';
+
+const PASSWORD = 'correct horse battery';
+
+describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, sessions', () => {
+  let live: ConsoleService;
+  let browser: ConsoleBrowser;
+  beforeAll(async () => {
+    live = await startConsoleService();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await live?.stop();
+  });
+
+  const overview = (page: Page) =>
+    page
+      .getByRole('heading', { name: 'Overview' })
+      .waitFor()
+      .catch(async (e: unknown) => {
+        await checkPage(page, 'failure');
+        throw e;
+      });
+
+  it('signs up and in with an email and password, shows a refused sign-in as its message, signs out', async () => {
+    const { page, problems, context } = await browser.newPage();
+    const email = uniqueEmail('console');
+    await page.goto(`${live.origin}/console/sign-up`);
+    await page.getByRole('heading', { name: 'Sign up' }).waitFor();
+    expect(await checkPage(page, 'sign-up')).toEqual([]);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password (8 characters or more)').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await overview(page);
+    await page.getByText('none yet').waitFor();
+    expect(await checkPage(page, 'overview')).toEqual([]);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await checkPage(page, 'sign-in')).toEqual([]);
+
+    // A wrong password: the person reads the service's message, not JSON.
+    const refused = await createOnsClient({ baseUrl: live.origin })
+      .POST('/auth/login', { body: { email, password: 'not the password' } })
+      .catch((e: unknown) => e);
+    expect(isOnsError(refused) && refused.status).toBe(401);
+    const message = (refused as Error).message;
+    expect(message.length).toBeGreaterThan(0);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect((await alert.innerText()).trim()).toBe(message);
+    expect(await alert.innerText()).not.toContain('{');
+    await checkPage(page, 'sign-in-error');
+
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await overview(page);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('lists the sessions and ends another one', async () => {
+    const { page, problems, context } = await browser.newPage();
+    const email = uniqueEmail('sessions');
+    const api = createOnsClient({ baseUrl: live.origin });
+    await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } });
+    // A second place signed in: another client.
+    const other = await api.POST('/auth/login', { body: { email, password: PASSWORD } });
+
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await overview(page);
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    const rows = page
+      .locator('table', { has: page.locator('caption', { hasText: 'live sessions' }) })
+      .locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(3);
+    await page.getByText('(this session)').waitFor();
+    expect(await checkPage(page, 'sessions')).toEqual([]);
+
+    const ends = page.getByRole('button', { name: 'End this session' });
+    expect(await ends.count()).toBe(2);
+    await ends.first().click();
+    await expect.poll(() => rows.count()).toBe(2);
+    await ends.first().click();
+    await expect.poll(() => rows.count()).toBe(1);
+    // The ended sessions are over for their holders: a refresh is refused.
+    const refreshed = await api
+      .POST('/auth/refresh-token', { body: { refresh_token: other.refresh_token } })
+      .catch((e: unknown) => e);
+    expect(isOnsError(refreshed) && refreshed.status).toBe(401);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('signs in with an injected crypto wallet, and says why the button is off without one', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/sign-in`);
+    const button = page.getByRole('button', { name: 'Sign in with a crypto wallet' });
+    expect(await button.isDisabled()).toBe(true);
+    await page.getByText('No browser wallet was found').waitFor();
+    await context.close();
+
+    const account = privateKeyToAccount(generatePrivateKey());
+    const withWallet = await browser.newPage();
+    await injectWallet(withWallet.page, account);
+    await withWallet.page.goto(`${live.origin}/console/sign-in`);
+    await withWallet.page.getByRole('button', { name: 'Sign in with a crypto wallet' }).click();
+    await overview(withWallet.page);
+    await withWallet.page.getByText(account.address.toLowerCase()).waitFor();
+    expect(await checkPage(withWallet.page, 'overview-wallet')).toEqual([]);
+    expect(withWallet.problems).toEqual([]);
+    expect(problems).toEqual([]);
+    await withWallet.context.close();
+  });
+
+  it('signs up with a passkey into an organization, signs out, and signs in with it', async () => {
+    const orgId = await createOrganization(live.svc, {
+      name: 'Passkey Org',
+      allowSelfSignup: true,
+    });
+    const { page, problems, context } = await browser.newPage();
+    const authenticator = await addVirtualAuthenticator(page);
+    await page.goto(`${live.origin}/console/sign-up`);
+
+    // An organization that does not exist: the service's refusal, as its message; the
+    // passkey the authenticator made for it is forgotten again (signalUnknownCredential).
+    await page.getByLabel('Organization id').fill(`org_${'0'.repeat(26)}`);
+    await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).not.toContain('{');
+    expect((await alert.innerText()).trim().length).toBeGreaterThan(0);
+    await expect.poll(() => authenticator.credentialCount()).toBe(0);
+
+    await page.getByLabel('Organization id').fill(orgId);
+    await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
+    await overview(page);
+    await page.getByText('Passkey Org').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await overview(page);
+    await page.getByText('Passkey Org').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('adds a passkey to a password account, signs in with it, and removes the password', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await addVirtualAuthenticator(page);
+    const email = uniqueEmail('addpasskey');
+    await createOnsClient({ baseUrl: live.origin }).POST('/organizations/wallets', {
+      body: { email, password: PASSWORD },
+    });
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await overview(page);
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('heading', { name: 'Sign-in methods' }).waitFor();
+    const methods = page.locator('tbody tr', { hasText: /^(Password|Passkey)/ });
+    await expect.poll(() => methods.count()).toBe(1);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await expect.poll(() => methods.count()).toBe(2);
+    expect(await checkPage(page, 'sign-in-methods')).toEqual([]);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await overview(page);
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('button', { name: 'Remove Password' }).click();
+    await expect.poll(() => methods.count()).toBe(1);
+    const login = await createOnsClient({ baseUrl: live.origin })
+      .POST('/auth/login', { body: { email, password: PASSWORD } })
+      .catch((e: unknown) => e);
+    expect(isOnsError(login) && login.status).toBe(401);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a call that got no answer, or a proxy page, as a plain message', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/sign-in`);
+    await page.getByLabel('Email').fill(uniqueEmail('offline'));
+    await page.getByLabel('Password').fill(PASSWORD);
+    const submit = page.getByRole('button', { name: 'Sign in', exact: true });
+    const alert = page.getByRole('alert');
+
+    await page.route('**/auth/login', (route) => route.abort('connectionrefused'));
+    await submit.click();
+    await alert.waitFor();
+    expect((await alert.innerText()).trim()).toBe(
+      'The service did not answer. Check your connection and try again.',
+    );
+    await page.unroute('**/auth/login');
+
+    await page.route('**/auth/login', (route) =>
+      route.fulfill({
+        status: 502,
+        contentType: 'text/html',
+        body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
+      }),
+    );
+    await submit.click();
+    await page.getByText('HTTP 502').waitFor();
+    expect((await alert.innerText()).trim()).toBe(
+      'The service could not answer the request (HTTP 502). Try again later.',
+    );
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a signed-out visitor the way to sign in on a page that needs a session', async () => {
+    const { page, problems, context } = await browser.newPage();
+    await page.goto(`${live.origin}/console/api-keys`);
+    await page.getByRole('heading', { name: 'Sign in first' }).waitFor();
+    expect(await checkPage(page, 'signed-out')).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
