@@ -2,6 +2,9 @@ import { LocationProvider, Route, Router } from 'preact-iso';
 import { Layout } from './components/layout.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { BalancePage } from './pages/balance.js';
+import { ExplorerBatchPage } from './pages/explorer-batch.js';
+import { ExplorerObjectPage } from './pages/explorer-object.js';
+import { ExplorerPage } from './pages/explorer.js';
 import { HomePage } from './pages/home.js';
 import { MembersPage } from './pages/members.js';
 import { NotFoundPage } from './pages/not-found.js';
@@ -26,6 +29,9 @@ export function App() {
           <Route path={paths.members} component={MembersPage} />
           <Route path={paths.balance} component={BalancePage} />
           <Route path={paths.apiKeys} component={ApiKeysPage} />
+          <Route path={paths.explorer} component={ExplorerPage} />
+          <Route path={paths.explorerBatch} component={ExplorerBatchPage} />
+          <Route path={paths.explorerObject} component={ExplorerObjectPage} />
           <Route default component={NotFoundPage} />
         </Router>
       </Layout>
