@@ -17,6 +17,7 @@ const SIGNED_IN_NAV: NavItem[] = [
   { href: paths.members, label: 'Members' },
   { href: paths.balance, label: 'Balance' },
   { href: paths.apiKeys, label: 'API keys' },
+  { href: paths.webhooks, label: 'Webhooks' },
   { href: paths.sessions, label: 'Sessions' },
   { href: paths.explorer, label: 'Explorer' },
 ];
