@@ -7,6 +7,7 @@ import { ExplorerObjectPage } from './pages/explorer-object.js';
 import { ExplorerPage } from './pages/explorer.js';
 import { WebhookPage } from './pages/webhook.js';
 import { WebhooksPage } from './pages/webhooks.js';
+import { ObjectsPage } from './pages/objects.js';
 import { HomePage } from './pages/home.js';
 import { MembersPage } from './pages/members.js';
 import { NotFoundPage } from './pages/not-found.js';
@@ -31,6 +32,7 @@ export function App() {
           <Route path={paths.members} component={MembersPage} />
           <Route path={paths.balance} component={BalancePage} />
           <Route path={paths.apiKeys} component={ApiKeysPage} />
+          <Route path={paths.objects} component={ObjectsPage} />
           <Route path={paths.webhooks} component={WebhooksPage} />
           <Route path={paths.webhook} component={WebhookPage} />
           <Route path={paths.explorer} component={ExplorerPage} />

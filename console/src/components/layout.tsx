@@ -16,6 +16,7 @@ const SIGNED_IN_NAV: NavItem[] = [
   { href: paths.organization, label: 'Organization' },
   { href: paths.members, label: 'Members' },
   { href: paths.balance, label: 'Balance' },
+  { href: paths.objects, label: 'Objects' },
   { href: paths.apiKeys, label: 'API keys' },
   { href: paths.webhooks, label: 'Webhooks' },
   { href: paths.sessions, label: 'Sessions' },

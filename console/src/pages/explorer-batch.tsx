@@ -8,7 +8,7 @@ import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
 import { verifyBatchInBrowser, type BatchVerification } from '../lib/verify-batch.js';
-import { paths } from '../paths.js';
+import { pathOf, paths } from '../paths.js';
 
 const text = (v: string | null | undefined) => (v ? <code>{v}</code> : '—');
 
@@ -160,7 +160,13 @@ export function ExplorerBatchPage() {
                       <code>{a.id}</code>
                     </td>
                     <td>{a.name}</td>
-                    <td>{a.alias || '—'}</td>
+                    <td>
+                      {a.alias.startsWith('obj_') ? (
+                        <a href={pathOf(paths.explorerObject, a.alias)}>{a.alias}</a>
+                      ) : (
+                        a.alias || '—'
+                      )}
+                    </td>
                     <td>
                       <code class="hash">{a.hash}</code>
                     </td>
