@@ -35,6 +35,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
     const template = await createTemplate(svc, owner.orgId, {
       faces: [{ id: 'front', url: '', config: {}, content: 'Seat <b>12A</b>' }],
     });
+    const hidden = await createTemplate(svc, owner.orgId, { isPublic: false });
     let nonce = 0;
     const run = async (name: string, params: Record<string, unknown>) => {
       const body = await signEoa(svc, owner, { name, params, nonce: nonce++ });
@@ -58,7 +59,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
     await run('mint', { template_id: template });
     await run('transfer', { object_id: objectId, to: other.address });
     await run('mint', { template_id: template });
-    await run('mint', { template_id: template });
+    await run('mint', { template_id: hidden });
     const settle = async () => {
       for (let i = 0; i < 20 && (await svc.container.batches.sealer.tick()); i++);
     };
@@ -145,7 +146,11 @@ describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
 
   it('names the failed check when one byte of the content is changed', async () => {
     const tampered = await browser.newPage();
+    // The content waits until the test has seen the progress the page shows meanwhile.
+    let release = () => {};
+    const seen = new Promise<void>((resolve) => (release = resolve));
     await tampered.page.route('**/batches/*/content', async (route) => {
+      await seen;
       const res = await route.fetch();
       const body = await res.body();
       // One byte of the first action's hash: still JSON, header unchanged.
@@ -157,6 +162,12 @@ describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
     await tampered.page.goto(`${live.origin}/console/explorer`);
     await tampered.page.getByRole('link', { name: 'Batch 1' }).click();
     await tampered.page.getByRole('button', { name: 'Verify in the browser' }).click();
+    await tampered.page.getByRole('status').getByText('Downloading the batch content…').waitFor();
+    expect(
+      await tampered.page.getByRole('button', { name: 'Verify in the browser' }).isDisabled(),
+    ).toBe(true);
+    await tampered.page.getByRole('progressbar', { name: 'Verification progress' }).waitFor();
+    release();
     await tampered.page.getByText('Not verified: a check failed').waitFor();
     const failed = tampered.page.locator('tr.check-failed');
     expect(await failed.count()).toBe(1);
@@ -165,6 +176,22 @@ describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
     expect(await checkPage(tampered.page, 'explorer-batch-tampered')).toEqual([]);
     expect(tampered.problems).toEqual([]);
     await tampered.context.close();
+  });
+
+  it('verifies a batch with a private object: integrity_root is skipped, the rest passes', async () => {
+    await page.goto(`${live.origin}/console/explorer`);
+    await page.getByRole('link', { name: 'Batch 3' }).click();
+    await page.getByRole('button', { name: 'Verify in the browser' }).click();
+    await page
+      .getByText('Verified: every check that could be made passed; some were skipped')
+      .waitFor();
+    const verdict = page.getByTestId('verdict');
+    expect(await verdict.locator('tr.check-skipped').allInnerTexts()).toEqual([
+      expect.stringContaining('integrity_root is the tree over its objects'),
+      expect.stringContaining('Objects not replayed (1 not public)'),
+    ]);
+    expect(await verdict.locator('tr.check-failed').count()).toBe(0);
+    expect(tab.problems).toEqual([]);
   });
 
   it("shows a public object's faces (as text, never HTML) and history", async () => {
