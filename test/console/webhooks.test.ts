@@ -259,6 +259,29 @@ describe.skipIf(!existsSync(CHROMIUM))('console: webhooks', () => {
     await member.context.close();
   });
 
+  it('pages the delivery log, and a filter starts again from its first page', async () => {
+    receiver.answer = () => ({ status: 200 });
+    for (let i = 0; i < 21; i++) await mint();
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const rows = page.getByTestId('deliveries').locator('tbody > tr');
+    await expect.poll(() => rows.count()).toBe(20);
+    const webhookId = (await page.locator('dl code').first().innerText()).trim();
+    const { events } = await createOnsClient({ baseUrl: live.origin }).GET(
+      '/webhooks/{webhookId}/events',
+      { params: { path: { webhookId }, query: { limit: 100 } }, headers: signer.headers },
+    );
+    const total = events.length;
+    expect(total).toBeGreaterThan(21);
+    await page.getByRole('button', { name: 'Older deliveries' }).click();
+    await expect.poll(() => rows.count()).toBe(Math.min(total, 40));
+    await page.getByLabel('Status').selectOption('stopped');
+    await expect
+      .poll(() => rows.allInnerTexts())
+      .not.toContainEqual(expect.stringContaining('done'));
+    expect(await rows.count()).toBeLessThanOrEqual(20);
+    expect(tab.problems).toEqual([]);
+  });
+
   it('deletes the webhook', async () => {
     await page.getByRole('button', { name: 'Delete the webhook' }).click();
     await page.getByRole('heading', { name: 'Webhooks' }).waitFor();

@@ -9,16 +9,22 @@ export interface PageOf<T> {
 
 /**
  * A cursor-paged list (the service's `{…, next, has_more}`): the first page, then "more"
- * appends the next one. `deps` restart it from the first page.
+ * appends the next one. When `deps` change (a filter) it starts again from the first page.
  */
 export function usePaged<T>(
   load: (next: string | undefined) => Promise<PageOf<T>>,
-  deps: unknown[],
+  deps: (string | number | boolean | undefined)[],
 ) {
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const [earlier, setEarlier] = useState<T[]>([]);
-  const page = useLoad(() => load(cursor), [...deps, cursor]);
-  const items = [...earlier, ...(page.data?.items ?? [])];
+  const key = JSON.stringify(deps);
+  const [pos, setPos] = useState<{ key: string; cursor?: string; earlier: T[] }>({
+    key,
+    earlier: [],
+  });
+  // Another filter: the pages read for the previous one no longer count.
+  const current = pos.key === key ? pos : { key, cursor: undefined, earlier: [] as T[] };
+  const page = useLoad(() => load(current.cursor), [key, current.cursor]);
+  // While a page loads, the one before it (another cursor's) is not shown twice.
+  const items = page.loading ? current.earlier : [...current.earlier, ...(page.data?.items ?? [])];
   return {
     items,
     loading: page.loading,
@@ -26,13 +32,11 @@ export function usePaged<T>(
     hasMore: page.data?.has_more ?? false,
     more: () => {
       if (!page.data?.has_more) return;
-      setEarlier(items);
-      setCursor(page.data.next);
+      setPos({ key, cursor: page.data.next, earlier: items });
     },
     reload: () => {
-      setEarlier([]);
-      if (cursor === undefined) page.reload();
-      else setCursor(undefined);
+      if (current.cursor === undefined) page.reload();
+      setPos({ key, earlier: [] });
     },
   };
 }
