@@ -2,6 +2,12 @@ import { LocationProvider, Route, Router } from 'preact-iso';
 import { Layout } from './components/layout.js';
 import { ApiKeysPage } from './pages/api-keys.js';
 import { BalancePage } from './pages/balance.js';
+import { ExplorerBatchPage } from './pages/explorer-batch.js';
+import { ExplorerObjectPage } from './pages/explorer-object.js';
+import { ExplorerPage } from './pages/explorer.js';
+import { WebhookPage } from './pages/webhook.js';
+import { WebhooksPage } from './pages/webhooks.js';
+import { ObjectsPage } from './pages/objects.js';
 import { HomePage } from './pages/home.js';
 import { MembersPage } from './pages/members.js';
 import { NotFoundPage } from './pages/not-found.js';
@@ -26,6 +32,12 @@ export function App() {
           <Route path={paths.members} component={MembersPage} />
           <Route path={paths.balance} component={BalancePage} />
           <Route path={paths.apiKeys} component={ApiKeysPage} />
+          <Route path={paths.objects} component={ObjectsPage} />
+          <Route path={paths.webhooks} component={WebhooksPage} />
+          <Route path={paths.webhook} component={WebhookPage} />
+          <Route path={paths.explorer} component={ExplorerPage} />
+          <Route path={paths.explorerBatch} component={ExplorerBatchPage} />
+          <Route path={paths.explorerObject} component={ExplorerObjectPage} />
           <Route default component={NotFoundPage} />
         </Router>
       </Layout>

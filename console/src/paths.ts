@@ -10,4 +10,14 @@ export const paths = {
   members: `${BASE}/members`,
   balance: `${BASE}/balance`,
   apiKeys: `${BASE}/api-keys`,
+  webhooks: `${BASE}/webhooks`,
+  webhook: `${BASE}/webhooks/:id`,
+  objects: `${BASE}/objects`,
+  explorer: `${BASE}/explorer`,
+  explorerBatch: `${BASE}/explorer/batches/:id`,
+  explorerObject: `${BASE}/explorer/objects/:id`,
 } as const;
+
+/** The address of one item's page (`paths.webhook` etc. with its id). */
+export const pathOf = (pattern: string, id: string): string =>
+  pattern.replace(':id', encodeURIComponent(id));

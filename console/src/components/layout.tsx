@@ -16,13 +16,17 @@ const SIGNED_IN_NAV: NavItem[] = [
   { href: paths.organization, label: 'Organization' },
   { href: paths.members, label: 'Members' },
   { href: paths.balance, label: 'Balance' },
+  { href: paths.objects, label: 'Objects' },
   { href: paths.apiKeys, label: 'API keys' },
+  { href: paths.webhooks, label: 'Webhooks' },
   { href: paths.sessions, label: 'Sessions' },
+  { href: paths.explorer, label: 'Explorer' },
 ];
 
 const SIGNED_OUT_NAV: NavItem[] = [
   { href: paths.signIn, label: 'Sign in' },
   { href: paths.signUp, label: 'Sign up' },
+  { href: paths.explorer, label: 'Explorer' },
 ];
 
 /** A page that failed to render shows why and a way on, never a blank page. */

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
+import { SecretOnce } from '../components/secret-once.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
@@ -31,38 +32,12 @@ const emptyGrid = (): Grid =>
   );
 
 function NewSecret({ secret, onDone }: { secret: string; onDone: () => void }) {
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied('Copied to the clipboard.');
-    } catch {
-      setCopied('The browser did not allow copying: select the key and copy it yourself.');
-    }
-  };
   return (
-    <div class="card" role="region" aria-label="Your new API key">
-      <h2>Your new API key</h2>
-      <p class="warning">
-        Copy this key now and keep it somewhere safe. It is shown only this once: the service keeps
-        only a hash of it and cannot show it again. Anyone who has it can act for your organization
-        with its permissions.
-      </p>
-      <div class="secret">
-        <code data-testid="api-key-secret">{secret}</code>
-        <button type="button" onClick={() => void copy()}>
-          Copy
-        </button>
-      </div>
-      {copied && (
-        <p class="hint" role="status">
-          {copied}
-        </p>
-      )}
-      <button type="button" class="secondary" onClick={onDone}>
-        I have saved it
-      </button>
-    </div>
+    <SecretOnce title="Your new API key" secret={secret} testId="api-key-secret" onDone={onDone}>
+      Copy this key now and keep it somewhere safe. It is shown only this once: the service keeps
+      only a hash of it and cannot show it again. Anyone who has it can act for your organization
+      with its permissions.
+    </SecretOnce>
   );
 }
 
