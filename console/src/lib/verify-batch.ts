@@ -206,7 +206,8 @@ async function replayObjects(
     checks.push({
       label: `Objects not replayed (${privateObjects} not public${byObject.size > MAX_OBJECTS ? `, ${byObject.size - MAX_OBJECTS} over ${MAX_OBJECTS}` : ''})`,
       state: 'skipped',
-      detail: 'their histories are not public: integrity_root cannot be recomputed',
+      detail:
+        'their histories are not public (integrity_root is still recomputed from the content of a version 2 batch)',
     });
   }
   return { checks, integrityByAction };
