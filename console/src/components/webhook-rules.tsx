@@ -169,3 +169,43 @@ export function RulesEditor({
     </fieldset>
   );
 }
+
+/** A webhook's own fields (url, description) and its rules, for the create and edit forms. */
+export function WebhookFields(props: {
+  url: string;
+  onUrl: (url: string) => void;
+  description: string;
+  onDescription: (description: string) => void;
+  rules: RuleDraft[];
+  onRules: (rules: RuleDraft[]) => void;
+  placeholder?: string;
+}) {
+  return (
+    <>
+      <div class="row">
+        <label>
+          Endpoint URL (https)
+          <input
+            type="url"
+            name="webhook-url"
+            required
+            maxLength={2048}
+            placeholder={props.placeholder}
+            value={props.url}
+            onInput={(e) => props.onUrl(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Description (optional)
+          <input
+            name="webhook-description"
+            maxLength={500}
+            value={props.description}
+            onInput={(e) => props.onDescription(e.currentTarget.value)}
+          />
+        </label>
+      </div>
+      <RulesEditor rules={props.rules} onChange={props.onRules} />
+    </>
+  );
+}

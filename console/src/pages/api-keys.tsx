@@ -5,24 +5,9 @@ import { RequireSignIn } from '../components/require-sign-in.js';
 import { SecretOnce } from '../components/secret-once.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
+import { OPERATIONS, RESOURCES } from '../lib/permissions.js';
 import { ons } from '../lib/session.js';
 
-/** The resources of an API key's permissions (docs/permissions.md). */
-const RESOURCES = [
-  'objects',
-  'templates',
-  'actions',
-  'webhooks',
-  'api-keys',
-  'organizations',
-  'members',
-  'balance',
-  'deposits',
-  'support',
-  'storage',
-  'wallets',
-] as const;
-const OPERATIONS = ['read', 'create', 'update', 'delete'] as const;
 type Operation = (typeof OPERATIONS)[number];
 type Grid = Record<string, Record<Operation, boolean>>;
 

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
+import { WalletCard } from '../components/wallet-card.js';
 import { useAction } from '../lib/hooks.js';
 import {
   injectedWallet,
@@ -44,25 +45,13 @@ export function SignInPage() {
           {byPasskey.busy && <Progress label="Waiting for your passkey…" />}
           <ErrorMessage error={byPasskey.error} />
         </div>
-        <div class="card">
-          <h2>Crypto wallet</h2>
-          <p>Sign a Sign-In with Ethereum message with your browser wallet.</p>
-          <button
-            type="button"
-            disabled={busy || !wallet}
-            aria-describedby={wallet ? undefined : 'no-wallet'}
-            onClick={() => void byWallet.run()}
-          >
-            Sign in with a crypto wallet
-          </button>
-          {!wallet && (
-            <p id="no-wallet" class="hint">
-              No browser wallet was found on this page (install one such as MetaMask).
-            </p>
-          )}
-          {byWallet.busy && <Progress label="Waiting for your wallet's signature…" />}
-          <ErrorMessage error={byWallet.error} />
-        </div>
+        <WalletCard
+          intro="Sign a Sign-In with Ethereum message with your browser wallet."
+          label="Sign in with a crypto wallet"
+          wallet={wallet}
+          action={byWallet}
+          busy={busy}
+        />
         <form
           class="card"
           onSubmit={(e) => {

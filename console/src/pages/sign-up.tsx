@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
+import { WalletCard } from '../components/wallet-card.js';
 import { useAction } from '../lib/hooks.js';
 import {
   injectedWallet,
@@ -115,25 +116,13 @@ export function SignUpPage() {
           {byPasskey.busy && <Progress label="Creating your passkey…" />}
           <ErrorMessage error={byPasskey.error} />
         </form>
-        <div class="card">
-          <h2>Crypto wallet</h2>
-          <p>Your wallet's address becomes your account.</p>
-          <button
-            type="button"
-            disabled={busy || !wallet}
-            aria-describedby={wallet ? undefined : 'no-wallet'}
-            onClick={() => void byWallet.run()}
-          >
-            Sign up with a crypto wallet
-          </button>
-          {!wallet && (
-            <p id="no-wallet" class="hint">
-              No browser wallet was found on this page (install one such as MetaMask).
-            </p>
-          )}
-          {byWallet.busy && <Progress label="Waiting for your wallet's signature…" />}
-          <ErrorMessage error={byWallet.error} />
-        </div>
+        <WalletCard
+          intro="Your wallet's address becomes your account."
+          label="Sign up with a crypto wallet"
+          wallet={wallet}
+          action={byWallet}
+          busy={busy}
+        />
       </div>
       <p>
         Already have an account? <a href={paths.signIn}>Sign in</a>.

@@ -5,7 +5,12 @@ import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { SigningKey } from '../components/signing-key.js';
-import { RulesEditor, ruleBody, ruleDraftOf, type RuleDraft } from '../components/webhook-rules.js';
+import {
+  ruleBody,
+  ruleDraftOf,
+  WebhookFields,
+  type RuleDraft,
+} from '../components/webhook-rules.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
@@ -44,29 +49,14 @@ function EditWebhook({ hook, onSaved }: { hook: Hook; onSaved: () => void }) {
       }}
     >
       <h2>Edit</h2>
-      <div class="row">
-        <label>
-          Endpoint URL (https)
-          <input
-            type="url"
-            name="webhook-url"
-            required
-            maxLength={2048}
-            value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Description (optional)
-          <input
-            name="webhook-description"
-            maxLength={500}
-            value={description}
-            onInput={(e) => setDescription(e.currentTarget.value)}
-          />
-        </label>
-      </div>
-      <RulesEditor rules={rules} onChange={setRules} />
+      <WebhookFields
+        url={url}
+        onUrl={setUrl}
+        description={description}
+        onDescription={setDescription}
+        rules={rules}
+        onRules={setRules}
+      />
       <button type="submit" disabled={save.busy}>
         Save changes
       </button>

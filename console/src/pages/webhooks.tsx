@@ -3,7 +3,7 @@ import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { SigningKey } from '../components/signing-key.js';
-import { emptyRule, RulesEditor, ruleBody, type RuleDraft } from '../components/webhook-rules.js';
+import { emptyRule, ruleBody, WebhookFields, type RuleDraft } from '../components/webhook-rules.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
@@ -35,30 +35,15 @@ function CreateWebhook({ onCreated }: { onCreated: (id: string, key: string) => 
       }}
     >
       <h2>Create a webhook</h2>
-      <div class="row">
-        <label>
-          Endpoint URL (https)
-          <input
-            type="url"
-            name="webhook-url"
-            required
-            maxLength={2048}
-            placeholder="https://hooks.example.com/ons"
-            value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Description (optional)
-          <input
-            name="webhook-description"
-            maxLength={500}
-            value={description}
-            onInput={(e) => setDescription(e.currentTarget.value)}
-          />
-        </label>
-      </div>
-      <RulesEditor rules={rules} onChange={setRules} />
+      <WebhookFields
+        url={url}
+        onUrl={setUrl}
+        description={description}
+        onDescription={setDescription}
+        rules={rules}
+        onRules={setRules}
+        placeholder="https://hooks.example.com/ons"
+      />
       <button type="submit" disabled={create.busy}>
         Create webhook
       </button>
