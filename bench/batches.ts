@@ -44,7 +44,8 @@ const SEAL_RUNS = Math.min(20, Number(process.env.BENCH_SEAL_RUNS ?? 7));
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const CONNECTIONS = 50;
 const ROUNDS = Math.min(6, Number(process.env.BENCH_ROUNDS ?? 3));
-const PER_WALLET = 400 * ROUNDS;
+// Enough presigned actions for ~6,000 actions/s over every phase of a side.
+const PER_WALLET = Math.ceil((6_000 * PHASE_S) / CONNECTIONS) * ROUNDS;
 const WARM_UP = 40;
 
 if (process.env.BENCH_DATABASE_URL) process.env.DATABASE_URL = process.env.BENCH_DATABASE_URL;

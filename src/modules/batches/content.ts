@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import { affectedObjects, batchContent, compareBytes, type BatchHeader } from './formulas.js';
+import { affectedObjects, compareBytes, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
@@ -48,39 +49,72 @@ export interface ContentAction {
 }
 
 /**
- * The content bytes of a batch (what `ipfs_url` names and `GET /batches/{id}/content`
- * serves), in the batch's content `version`:
- * - 1: RFC 8785 JSON of `{batch, actions}` (formulas.ts `batchContent`);
+ * The content of a batch (what `ipfs_url` names and `GET /batches/{id}/content` serves), in
+ * the batch's content `version`, as the pieces of its text in order:
+ * - 1: RFC 8785 JSON of `{batch, actions}`, the actions with {@link contentRecord}'s fields;
  * - 2: RFC 8785 JSON of `{version: 2, batch, actions, objects}`, the actions with
  *   {@link contentRecordV2}'s fields and `objects` the affected objects' `{id,
  *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`.
+ * RFC 8785 writes an object's members in key order ("actions" < "batch" < "objects" <
+ * "version") and an array's elements joined by commas, so the pieces joined are exactly the
+ * RFC 8785 text of the whole (content.test.ts checks it against `canonicalJson`).
  */
+function* contentParts(
+  version: number,
+  header: BatchHeader,
+  hash: string,
+  actions: readonly ContentAction[],
+): Generator<string> {
+  if (version !== 1 && version !== 2) throw new Error(`unknown batch content version ${version}`);
+  yield '{"actions":[';
+  for (let i = 0; i < actions.length; i++) {
+    const a = actions[i]!;
+    const record =
+      version === 1 ? contentRecord(a.record) : contentRecordV2(a.record, a.integrityHash);
+    yield i === 0 ? canonicalJson(record) : `,${canonicalJson(record)}`;
+  }
+  yield `],"batch":${canonicalJson({ ...header, hash })}`;
+  if (version === 2) {
+    const objects = affectedObjects(
+      actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
+    ).sort((a, b) => compareBytes(a.id, b.id));
+    yield `,"objects":${canonicalJson(objects)},"version":2`;
+  }
+  yield '}';
+}
+
+/** The content bytes of a batch (see contentParts). */
 export function contentBytes(
   version: number,
   header: BatchHeader,
   hash: string,
   actions: readonly ContentAction[],
 ): Buffer {
-  if (version === 1) {
-    return batchContent(
-      header,
-      hash,
-      actions.map((a) => contentRecord(a.record)),
-    );
+  return Buffer.from([...contentParts(version, header, hash, actions)].join(''), 'utf8');
+}
+
+/** Actions serialized between two turns given to the event loop by {@link contentDigest}. */
+const ACTIONS_PER_TURN = 64;
+
+/**
+ * SHA-256 of {@link contentBytes}, hashed piece by piece: the sealer runs on the API
+ * process's event loop, and a batch's content (about a megabyte for 1,000 actions) written
+ * in one go held every request up for tens of milliseconds, so this gives the loop a turn
+ * after every {@link ACTIONS_PER_TURN} actions.
+ */
+export async function contentDigest(
+  version: number,
+  header: BatchHeader,
+  hash: string,
+  actions: readonly ContentAction[],
+): Promise<Buffer> {
+  const digest = createHash('sha256');
+  let n = 0;
+  for (const part of contentParts(version, header, hash, actions)) {
+    digest.update(part, 'utf8');
+    if (++n % ACTIONS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-  if (version !== 2) throw new Error(`unknown batch content version ${version}`);
-  const objects = affectedObjects(
-    actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
-  ).sort((a, b) => compareBytes(a.id, b.id));
-  return Buffer.from(
-    canonicalJson({
-      version: 2,
-      batch: { ...header, hash },
-      actions: actions.map((a) => contentRecordV2(a.record, a.integrityHash)),
-      objects,
-    }),
-    'utf8',
-  );
+  return digest.digest();
 }
 
 /** The header of a batch whose header is written (`hash` set), from its row. */

@@ -118,19 +118,16 @@ export function headerHash(h: BatchHeader): string {
   return hex(sha256(Buffer.from(canonicalJson(header), 'utf8')));
 }
 
-/**
- * The batch's content, as `GET /batches/{id}/content` serves it: RFC 8785 JSON of
- * `{batch: {header, hash}, actions: [the action log records in execution order]}`.
- */
-export function batchContent(header: BatchHeader, hash: string, actions: readonly unknown[]) {
-  return Buffer.from(canonicalJson({ batch: { ...header, hash }, actions }), 'utf8');
-}
-
 const RAW_CODEC = 0x55;
 const SHA2_256 = 0x12;
 
 /** `ipfs_url`: `ipfs://` + CIDv1 (raw codec, sha2-256, base32) of the content bytes. */
 export function ipfsUrl(content: Uint8Array): string {
-  const digest = Digest.create(SHA2_256, sha256(content));
+  return ipfsUrlOfDigest(sha256(content));
+}
+
+/** `ipfs_url` from the SHA-256 of the content bytes. */
+export function ipfsUrlOfDigest(sha256Digest: Uint8Array): string {
+  const digest = Digest.create(SHA2_256, sha256Digest);
   return `ipfs://${CID.createV1(RAW_CODEC, digest).toString()}`;
 }

@@ -11,11 +11,11 @@ import {
   GENESIS_HASH,
   headerHash,
   integrityRoot,
-  ipfsUrl,
+  ipfsUrlOfDigest,
   type BatchHeader,
 } from './formulas.js';
 import type { Anchor } from './anchor/anchor.js';
-import { contentBytes } from './content.js';
+import { contentDigest } from './content.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
@@ -233,8 +233,8 @@ export class BatchSealer {
       when_created: b.created_at.toISOString(),
     };
     const hash = headerHash(head);
-    const content = contentBytes(b.version, head, hash, actions);
-    return { ...head, hash, ipfs_url: ipfsUrl(content) };
+    const digest = await contentDigest(b.version, head, hash, actions);
+    return { ...head, hash, ipfs_url: ipfsUrlOfDigest(digest) };
   }
 
   /** Posts proven batches' commitments and follows them until final; answers steps taken. */

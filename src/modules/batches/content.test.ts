@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../lib/canonical-json.js';
+import {
+  contentBytes,
+  contentDigest,
+  contentRecord,
+  contentRecordV2,
+  type ContentAction,
+} from './content.js';
+import { affectedObjects, compareBytes, type BatchHeader } from './formulas.js';
+
+const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+
+/** Actions on a few objects, with text that needs escaping and characters beyond ASCII. */
+const actions: ContentAction[] = Array.from({ length: 150 }, (_, i) => ({
+  record: {
+    id: `act_${String(i).padStart(26, '0')}`,
+    hash: hex(i),
+    name: i % 3 ? 'update' : 'mint',
+    wallet: `0x${'ab'.repeat(20)}`,
+    organization_id: 'org_01',
+    signature_type: 'eoa',
+    signature: `0x${'cd'.repeat(65)}`,
+    nonce: i,
+    params: { note: `"quoted" \\ ünï ${i} 😀`, z: 1, a: [2, { y: null, b: true }] },
+    expires: '2026-11-25T10:00:00.000Z',
+    object_id: `obj_${i % 7}`,
+    template_id: 'tpl_1',
+    template_version: i % 2 ? 1 : null,
+    fee_wei: '1000',
+    batch_id: 'bat_1',
+    when_created: '2026-11-25T09:00:00.000Z',
+  },
+  integrityHash: hex(1000 + i),
+}));
+const header: BatchHeader = {
+  id: 'bat_1',
+  sequence: 3,
+  prev_hash: hex(1),
+  prev_integrity_root: hex(2),
+  integrity_root: hex(3),
+  actions_hash: hex(4),
+  commitment: hex(5),
+  actions_count: actions.length,
+  total_fee_wei: '150000',
+  when_created: '2026-11-25T09:00:00.000Z',
+};
+const hash = hex(6);
+
+describe('batch content', () => {
+  it('version 1 is the RFC 8785 text of {batch, actions}', () => {
+    const whole = canonicalJson({
+      batch: { ...header, hash },
+      actions: actions.map((a) => contentRecord(a.record)),
+    });
+    expect(contentBytes(1, header, hash, actions).toString('utf8')).toBe(whole);
+  });
+
+  it('version 2 is the RFC 8785 text of {version, batch, actions, objects}', () => {
+    const objects = affectedObjects(
+      actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
+    ).sort((a, b) => compareBytes(a.id, b.id));
+    const whole = canonicalJson({
+      version: 2,
+      batch: { ...header, hash },
+      actions: actions.map((a) => contentRecordV2(a.record, a.integrityHash)),
+      objects,
+    });
+    expect(contentBytes(2, header, hash, actions).toString('utf8')).toBe(whole);
+  });
+
+  it('is hashed piece by piece to the SHA-256 of its bytes, in either version', async () => {
+    for (const version of [1, 2]) {
+      const bytes = contentBytes(version, header, hash, actions);
+      const expected = createHash('sha256').update(bytes).digest('hex');
+      expect((await contentDigest(version, header, hash, actions)).toString('hex')).toBe(expected);
+    }
+    expect(() => contentBytes(3, header, hash, actions)).toThrow(/unknown batch content version/);
+  });
+});
