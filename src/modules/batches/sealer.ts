@@ -4,18 +4,9 @@ import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { batchActions } from '../ebus/index.js';
-import {
-  actionsHash,
-  affectedObjects,
-  commitment,
-  GENESIS_HASH,
-  headerHash,
-  integrityRoot,
-  ipfsUrlOfDigest,
-  type BatchHeader,
-} from './formulas.js';
 import type { Anchor } from './anchor/anchor.js';
-import { contentDigest } from './content.js';
+import { computeHeader, type HeaderInput } from './header.js';
+import type { HeaderPool } from './header-pool.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
@@ -27,6 +18,8 @@ export interface SealerDeps {
   prover: Prover;
   anchor: Anchor | null;
   logger: Logger;
+  /** Computes headers off the event loop; inline without it. */
+  headers?: HeaderPool;
 }
 
 /** How long closing a batch may wait for the groups that joined it. */
@@ -210,31 +203,17 @@ export class BatchSealer {
     b: repo.BatchRow,
     prev: repo.BatchRow | null,
   ): Promise<repo.SealedHeader> {
-    const actions = await batchActions(tx, b.id);
-    const actionsHashValue = actionsHash(actions.map((a) => a.record.hash));
-    const root = integrityRoot(
-      affectedObjects(
-        actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
-      ),
-    );
-    const prevIntegrityRoot = prev?.integrity_root ?? GENESIS_HASH;
-    let fee = 0n;
-    for (const a of actions) fee += BigInt(a.record.fee_wei);
-    const head: BatchHeader = {
-      id: b.id,
-      sequence: b.sequence,
-      prev_hash: prev?.hash ?? GENESIS_HASH,
-      prev_integrity_root: prevIntegrityRoot,
-      integrity_root: root,
-      actions_hash: actionsHashValue,
-      commitment: commitment(prevIntegrityRoot, root, actionsHashValue, b.sequence),
-      actions_count: actions.length,
-      total_fee_wei: fee.toString(),
-      when_created: b.created_at.toISOString(),
+    const input: HeaderInput = {
+      batch: {
+        id: b.id,
+        sequence: b.sequence,
+        version: b.version,
+        when_created: b.created_at.toISOString(),
+      },
+      prev: prev ? { hash: prev.hash!, integrity_root: prev.integrity_root! } : null,
+      actions: await batchActions(tx, b.id),
     };
-    const hash = headerHash(head);
-    const digest = await contentDigest(b.version, head, hash, actions);
-    return { ...head, hash, ipfs_url: ipfsUrlOfDigest(digest) };
+    return this.deps.headers ? this.deps.headers.compute(input) : computeHeader(input);
   }
 
   /** Posts proven batches' commitments and follows them until final; answers steps taken. */

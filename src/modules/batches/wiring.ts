@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ApplyHooks, BatchSizeSource } from '../ebus/index.js';
+import { HeaderPool } from './header-pool.js';
 import { Ed25519Prover, rawPublicKey, type Prover } from './prover.js';
 import { recentAverageSize } from './repo/batches.js';
 import { batchJoin } from './repo/join.js';
@@ -51,7 +52,9 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   const attestation = new Ed25519Prover(pem);
   const anchor =
     w.anchor !== undefined ? w.anchor : w.config.anchor ? createViemAnchor(w.config.anchor) : null;
+  const headers = new HeaderPool(w.logger);
   const sealer = new BatchSealer({
+    headers,
     db: w.db,
     clock: w.clock,
     config: w.config,
@@ -66,6 +69,7 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
     sealer,
     publicKey: attestation.publicKey,
     close: async () => {
+      await headers.close();
       await anchor?.close?.();
     },
   };

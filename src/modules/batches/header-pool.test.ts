@@ -1,0 +1,62 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ContentAction } from './content.js';
+import { computeHeader, type HeaderInput } from './header.js';
+import { HeaderPool } from './header-pool.js';
+
+const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const input = (n: number, version = 2): HeaderInput => ({
+  batch: { id: 'bat_1', sequence: 2, version, when_created: '2026-11-25T09:00:00.000Z' },
+  prev: { hash: hex(1), integrity_root: hex(2) },
+  actions: Array.from({ length: n }, (_, i): ContentAction => ({
+    record: {
+      id: `act_${i}`,
+      hash: hex(100 + i),
+      name: 'mint',
+      wallet: `0x${'ab'.repeat(20)}`,
+      organization_id: 'org_1',
+      signature_type: 'eoa',
+      signature: `0x${'cd'.repeat(65)}`,
+      nonce: i,
+      params: { template_id: 'tpl_1', note: 'ünï 😀' },
+      expires: '2026-11-25T10:00:00.000Z',
+      object_id: `obj_${i % 5}`,
+      template_id: 'tpl_1',
+      template_version: 1,
+      fee_wei: '1000',
+      batch_id: 'bat_1',
+      when_created: '2026-11-25T09:00:00.000Z',
+    },
+    integrityHash: hex(1000 + i),
+  })),
+});
+
+const pools: HeaderPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+describe('the batch header thread', () => {
+  it('computes on its thread exactly what computeHeader computes inline', async () => {
+    const pool = new HeaderPool(pino({ level: 'silent' }));
+    pools.push(pool);
+    const [a, b] = await Promise.all([pool.compute(input(300)), pool.compute(input(7, 1))]);
+    expect(pool.threaded).toBe(true);
+    expect(a).toEqual(await computeHeader(input(300)));
+    expect(b).toEqual(await computeHeader(input(7, 1)));
+  });
+
+  it('answers an error of the header itself as an error', async () => {
+    const pool = new HeaderPool(pino({ level: 'silent' }));
+    pools.push(pool);
+    await expect(pool.compute(input(3, 9))).rejects.toThrow(/unknown batch content version 9/);
+    expect(pool.threaded).toBe(true);
+  });
+
+  it('computes inline once closed', async () => {
+    const pool = new HeaderPool(pino({ level: 'silent' }));
+    await pool.close();
+    expect(pool.threaded).toBe(false);
+    expect(await pool.compute(input(4))).toEqual(await computeHeader(input(4)));
+  });
+});
