@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import { affectedObjects, compareBytes, type BatchHeader } from './formulas.js';
+import { affectedObjects, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
@@ -42,6 +42,61 @@ export function contentRecordV2(r: ActionLogRecord, integrityHash: string) {
   };
 }
 
+/**
+ * The keys of {@link contentRecord} and {@link contentRecordV2} in RFC 8785 order (UTF-16 code
+ * units), with each key's JSON text: a record is written straight from the logged action
+ * without building the intermediate object and sorting its keys again for every action.
+ * content.test.ts checks the result against `canonicalJson` of those functions' objects.
+ */
+const V1_KEYS = [
+  'batch_id',
+  'expires',
+  'fee_wei',
+  'hash',
+  'id',
+  'name',
+  'nonce',
+  'object_id',
+  'params',
+  'signature',
+  'signature_type',
+  'template_id',
+  'wallet',
+  'when_created',
+] as const;
+const V2_KEYS = [
+  'batch_id',
+  'expires',
+  'fee_wei',
+  'hash',
+  'id',
+  'integrity_hash',
+  'name',
+  'nonce',
+  'object_id',
+  'organization_id',
+  'params',
+  'signature',
+  'signature_type',
+  'template_id',
+  'template_version',
+  'wallet',
+  'when_created',
+] as const;
+type ContentKey = (typeof V2_KEYS)[number];
+const KEY_TEXT = new Map<string, string>(V2_KEYS.map((k) => [k, `${JSON.stringify(k)}:`]));
+
+/** RFC 8785 text of one action's content record (a member whose value is undefined is left out). */
+function recordJson(keys: readonly ContentKey[], a: ContentAction): string {
+  let out = '{';
+  for (const k of keys) {
+    const v = k === 'integrity_hash' ? a.integrityHash : a.record[k];
+    if (v === undefined) continue;
+    out += `${out.length > 1 ? ',' : ''}${KEY_TEXT.get(k)!}${canonicalJson(v)}`;
+  }
+  return `${out}}`;
+}
+
 /** A batch's action as logged, with the integrity hash it left (`batchActions`). */
 export interface ContentAction {
   record: ActionLogRecord;
@@ -67,17 +122,20 @@ function* contentParts(
 ): Generator<string> {
   if (version !== 1 && version !== 2) throw new Error(`unknown batch content version ${version}`);
   yield '{"actions":[';
+  const keys = version === 1 ? V1_KEYS : V2_KEYS;
   for (let i = 0; i < actions.length; i++) {
-    const a = actions[i]!;
-    const record =
-      version === 1 ? contentRecord(a.record) : contentRecordV2(a.record, a.integrityHash);
-    yield i === 0 ? canonicalJson(record) : `,${canonicalJson(record)}`;
+    const text = recordJson(keys, actions[i]!);
+    yield i === 0 ? text : `,${text}`;
   }
   yield `],"batch":${canonicalJson({ ...header, hash })}`;
   if (version === 2) {
+    // Sorted by the ids' UTF-8 bytes, each id turned into bytes once.
     const objects = affectedObjects(
       actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
-    ).sort((a, b) => compareBytes(a.id, b.id));
+    )
+      .map((o) => ({ o, key: Buffer.from(o.id, 'utf8') }))
+      .sort((a, b) => Buffer.compare(a.key, b.key))
+      .map(({ o }) => o);
     yield `,"objects":${canonicalJson(objects)},"version":2`;
   }
   yield '}';
