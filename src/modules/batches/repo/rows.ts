@@ -1,0 +1,94 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, asNumber, type DbTime } from '../../../db/values.js';
+import type { BatchProof } from '../prover.js';
+
+/** A batch row as the repos read it (repo/batches.ts, repo/sealed.ts). */
+export type BatchStatus = 'building' | 'proving' | 'proven' | 'finalized' | 'failed';
+
+export type AffectedAction = { id: string; hash: string; name: string; alias: string };
+
+/** A batch row as the service reads it (never the content bytes). */
+export interface BatchRow {
+  id: string;
+  sequence: number;
+  status: BatchStatus;
+  seq_start: number;
+  capacity: number;
+  /** The batch named to follow this one, and how many numbers it takes (migration 0019). */
+  next_id: string | null;
+  next_capacity: number | null;
+  version: number;
+  hash: string | null;
+  prev_hash: string | null;
+  integrity_root: string | null;
+  prev_integrity_root: string | null;
+  actions_hash: string | null;
+  commitment: string | null;
+  actions_count: number;
+  total_fee_wei: string;
+  ipfs_url: string | null;
+  proof: BatchProof | null;
+  proof_id: string | null;
+  error: string | null;
+  sender: string | null;
+  l2_tx_hash: string | null;
+  l2_finalization_tx_hash: string | null;
+  /** Failed attempts of the current step (proving, then anchoring). */
+  attempts: number;
+  next_attempt_at: Date | null;
+  sealed_at: Date | null;
+  challenge_window_end: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type RawBatch = Omit<
+  BatchRow,
+  | 'sequence'
+  | 'seq_start'
+  | 'next_attempt_at'
+  | 'sealed_at'
+  | 'challenge_window_end'
+  | 'completed_at'
+  | 'created_at'
+  | 'updated_at'
+> & {
+  sequence: number | string;
+  seq_start: number | string;
+  next_attempt_at: DbTime | null;
+  sealed_at: DbTime | null;
+  challenge_window_end: DbTime | null;
+  completed_at: DbTime | null;
+  created_at: DbTime;
+  updated_at: DbTime;
+};
+
+export const COLUMNS =
+  sql.raw(`id, sequence, status, seq_start, capacity, next_id, next_capacity, version, hash, prev_hash,
+  integrity_root, prev_integrity_root, actions_hash, commitment, actions_count,
+  total_fee_wei::text AS total_fee_wei, ipfs_url, proof, proof_id, error,
+  sender, l2_tx_hash, l2_finalization_tx_hash, attempts, next_attempt_at, sealed_at,
+  challenge_window_end, completed_at, created_at, updated_at`);
+
+export const maybeDate = (v: DbTime | null): Date | null => (v === null ? null : asDate(v));
+
+export function toRow(r: RawBatch): BatchRow {
+  return {
+    ...r,
+    sequence: asNumber(r.sequence),
+    seq_start: asNumber(r.seq_start),
+    next_attempt_at: maybeDate(r.next_attempt_at),
+    sealed_at: maybeDate(r.sealed_at),
+    challenge_window_end: maybeDate(r.challenge_window_end),
+    completed_at: maybeDate(r.completed_at),
+    created_at: asDate(r.created_at),
+    updated_at: asDate(r.updated_at),
+  };
+}
+
+export async function rowsOf(exec: Executor, query: ReturnType<typeof sql>): Promise<BatchRow[]> {
+  const { rows } = await exec.execute<RawBatch>(query);
+  return rows.map(toRow);
+}

@@ -1,0 +1,140 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../../db/pool.js';
+import type { BatchHeader } from '../formulas.js';
+import type { BatchProof } from '../prover.js';
+import { COLUMNS, rowsOf, type BatchRow } from './rows.js';
+
+/** The sealed batch's steps after the close: header and proof, anchoring, finality. */
+
+// --- Proving -----------------------------------------------------------------------------
+
+/** Whether a sealed batch waits for its header and proof now (a cheap look, no lock). */
+export async function hasProvingWork(exec: Executor, now: Date): Promise<boolean> {
+  const { rows } = await exec.execute<{ any: boolean }>(sql`
+    SELECT EXISTS (SELECT 1 FROM batches WHERE status = 'proving'
+      AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})) AS any`);
+  return rows[0]!.any;
+}
+
+/** Sealed batches whose header is not written yet, in chain order. */
+export async function unprovenBatches(exec: Executor): Promise<BatchRow[]> {
+  return rowsOf(
+    exec,
+    sql`SELECT ${COLUMNS} FROM batches WHERE status = 'proving' ORDER BY sequence`,
+  );
+}
+
+export async function findBySequence(exec: Executor, sequence: number): Promise<BatchRow | null> {
+  const rows = await rowsOf(exec, sql`SELECT ${COLUMNS} FROM batches WHERE sequence = ${sequence}`);
+  return rows[0] ?? null;
+}
+
+/** A sealed batch's header (design.md §6) with its hash and content CID. */
+export type SealedHeader = Omit<BatchHeader, 'id' | 'sequence' | 'when_created'> & {
+  hash: string;
+  ipfs_url: string;
+};
+
+/** Writes a sealed batch's header (it stays `proving` until its proof). */
+export async function saveHeader(exec: Executor, id: string, h: SealedHeader, now: Date) {
+  await exec.execute(sql`
+    UPDATE batches SET hash = ${h.hash}, prev_hash = ${h.prev_hash},
+      integrity_root = ${h.integrity_root}, prev_integrity_root = ${h.prev_integrity_root},
+      actions_hash = ${h.actions_hash}, commitment = ${h.commitment},
+      actions_count = ${h.actions_count}, total_fee_wei = ${h.total_fee_wei}::numeric,
+      ipfs_url = ${h.ipfs_url}, updated_at = ${now}
+    WHERE id = ${id} AND status = 'proving'`);
+}
+
+/** Writes a batch's proof: it is `proven`. */
+export async function saveProof(
+  exec: Executor,
+  id: string,
+  proof: BatchProof,
+  proofId: string,
+  now: Date,
+) {
+  await exec.execute(sql`
+    UPDATE batches SET status = 'proven', proof = ${JSON.stringify(proof)}::jsonb,
+      proof_id = ${proofId}, error = NULL, attempts = 0, next_attempt_at = NULL,
+      updated_at = ${now}
+    WHERE id = ${id} AND status = 'proving'`);
+}
+
+/** A step failed for this batch: counts it and, past `maxAttempts`, fails the batch. */
+export async function recordFailure(
+  exec: Executor,
+  id: string,
+  f: { error: string; retryAt: Date; maxAttempts: number; now: Date },
+): Promise<void> {
+  await exec.execute(sql`
+    UPDATE batches SET attempts = attempts + 1, error = ${f.error},
+      next_attempt_at = ${f.retryAt},
+      status = CASE WHEN attempts + 1 >= ${f.maxAttempts} THEN 'failed' ELSE status END,
+      updated_at = ${f.now}
+    WHERE id = ${id}`);
+}
+
+// --- Anchoring and finality --------------------------------------------------------------
+
+/**
+ * Claims the next proven batch waiting on its anchor (posting, or confirmations), oldest
+ * first: its `next_attempt_at` moves `leaseMs` ahead, so no other process takes it while
+ * this one talks to the chain.
+ */
+export async function claimAnchorWork(
+  exec: Executor,
+  now: Date,
+  leaseMs: number,
+): Promise<BatchRow | null> {
+  const rows = await rowsOf(
+    exec,
+    sql`
+    UPDATE batches SET next_attempt_at = ${new Date(now.getTime() + leaseMs)}
+    WHERE id = (
+      SELECT id FROM batches
+      WHERE status = 'proven' AND l2_finalization_tx_hash IS NULL
+        AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})
+      ORDER BY sequence LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING ${COLUMNS}`,
+  );
+  return rows[0] ?? null;
+}
+
+/** Records the anchoring transaction (or forgets a dropped one with `txHash` null). */
+export async function saveAnchorTx(
+  exec: Executor,
+  id: string,
+  a: { sender: string; txHash: string | null; checkAt: Date; now: Date },
+): Promise<void> {
+  await exec.execute(sql`
+    UPDATE batches SET sender = ${a.sender}, l2_tx_hash = ${a.txHash},
+      next_attempt_at = ${a.checkAt}, attempts = 0, error = NULL, updated_at = ${a.now}
+    WHERE id = ${id}`);
+}
+
+/** The anchoring transaction is final: the block it is in. */
+export async function saveAnchorFinal(exec: Executor, id: string, blockHash: string, now: Date) {
+  await exec.execute(sql`
+    UPDATE batches SET l2_finalization_tx_hash = ${blockHash}, next_attempt_at = NULL,
+      error = NULL, updated_at = ${now}
+    WHERE id = ${id}`);
+}
+
+/** The anchor's next look: when it is still pending. */
+export async function checkAgainAt(exec: Executor, id: string, at: Date) {
+  await exec.execute(sql`UPDATE batches SET next_attempt_at = ${at} WHERE id = ${id}`);
+}
+
+/**
+ * Proven batches whose challenge window has passed (and whose anchor, when anchoring is
+ * on, is final) become `finalized`; answers how many.
+ */
+export async function finalizeDue(exec: Executor, now: Date, anchoring: boolean) {
+  const { rows } = await exec.execute<{ id: string }>(sql`
+    UPDATE batches SET status = 'finalized', completed_at = ${now}, updated_at = ${now}
+    WHERE status = 'proven' AND challenge_window_end <= ${now}
+      ${anchoring ? sql`AND l2_finalization_tx_hash IS NOT NULL` : sql``}
+    RETURNING id`);
+  return rows.length;
+}
