@@ -11,6 +11,7 @@ import {
   type ConsoleBrowser,
   type ConsolePage,
   type ConsoleService,
+  signInWithPassword,
 } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
@@ -42,10 +43,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
     await tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], {
       origin: live.origin,
     });
-    await page.goto(`${live.origin}/console/sign-in`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signInWithPassword(page, live.origin, email, PASSWORD);
     await page.getByText('Keys Org').waitFor();
   });
   afterAll(async () => {

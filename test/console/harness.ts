@@ -193,3 +193,16 @@ export async function checkPage(page: Page, name: string): Promise<string[]> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.help} at ${JSON.stringify(v.nodes)}`);
 }
+
+/** Signs in through the console's sign-in page with an email and password. */
+export async function signInWithPassword(
+  page: Page,
+  origin: string,
+  email: string,
+  password: string,
+): Promise<void> {
+  await page.goto(`${origin}/console/sign-in`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}

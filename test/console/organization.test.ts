@@ -12,6 +12,7 @@ import {
   type ConsoleBrowser,
   type ConsolePage,
   type ConsoleService,
+  signInWithPassword,
 } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
@@ -33,10 +34,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: organization, members, balance'
     });
     tab = await browser.newPage();
     page = tab.page;
-    await page.goto(`${live.origin}/console/sign-in`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signInWithPassword(page, live.origin, email, PASSWORD);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
   });
   afterAll(async () => {

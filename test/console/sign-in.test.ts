@@ -14,6 +14,7 @@ import {
   startConsoleService,
   type ConsoleBrowser,
   type ConsoleService,
+  signInWithPassword,
 } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
@@ -87,10 +88,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, ses
     // A second place signed in: another client.
     const other = await api.POST('/auth/login', { body: { email, password: PASSWORD } });
 
-    await page.goto(`${live.origin}/console/sign-in`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signInWithPassword(page, live.origin, email, PASSWORD);
     await overview(page);
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
@@ -177,10 +175,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, ses
     await createOnsClient({ baseUrl: live.origin }).POST('/organizations/wallets', {
       body: { email, password: PASSWORD },
     });
-    await page.goto(`${live.origin}/console/sign-in`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signInWithPassword(page, live.origin, email, PASSWORD);
     await overview(page);
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.getByRole('heading', { name: 'Sign-in methods' }).waitFor();

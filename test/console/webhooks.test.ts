@@ -13,6 +13,7 @@ import {
   type ConsoleBrowser,
   type ConsolePage,
   type ConsoleService,
+  signInWithPassword,
 } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
@@ -98,10 +99,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: webhooks', () => {
     await tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], {
       origin: live.origin,
     });
-    await page.goto(`${live.origin}/console/sign-in`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signInWithPassword(page, live.origin, email, PASSWORD);
     await page.getByText('Hooks Org').waitFor();
   });
   afterAll(async () => {
