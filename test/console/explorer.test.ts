@@ -127,7 +127,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
     }
     expect(fields).toContain('ipfs://');
     expect(fields).toContain('ed25519-attestation');
-    expect(await page.locator('table').last().locator('tbody tr').count()).toBe(3);
+    await expect.poll(() => page.locator('table').last().locator('tbody tr').count()).toBe(3);
 
     await page.getByRole('button', { name: 'Verify in the browser' }).click();
     const verdict = page.getByTestId('verdict');

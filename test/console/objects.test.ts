@@ -95,6 +95,8 @@ describe.skipIf(!existsSync(CHROMIUM))('console: objects', () => {
     await objects.locator('tbody tr', { hasText: 'Gold pass' }).waitFor();
     // An https face is an image; an http one (the CSP would refuse it) and the text face are
     // shown as text: no element from the content, no style from the config.
+    // The faces come with the templates, which may load after the objects.
+    await page.locator('img[alt="Gold pass: face front"]').waitFor();
     expect(await page.locator('img[alt="Gold pass: face front"]').count()).toBe(1);
     expect(await page.locator('img[alt="Gold pass: face back"]').count()).toBe(0);
     await objects.getByText('<img src=x onerror="alert(1)"> Row 7').waitFor();
