@@ -1,14 +1,39 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../lib/canonical-json.js';
-import {
-  contentBytes,
-  contentDigest,
-  contentRecord,
-  contentRecordV2,
-  type ContentAction,
-} from './content.js';
+import type { ActionLogRecord } from '../ebus/index.js';
+import { contentBytes, contentDigest, type ContentAction } from './content.js';
 import { affectedObjects, compareBytes, type BatchHeader } from './formulas.js';
+
+/** The content's record of an action, written out as design.md §6 names its fields. */
+function contentRecord(r: ActionLogRecord) {
+  return {
+    id: r.id,
+    hash: r.hash,
+    name: r.name,
+    wallet: r.wallet,
+    signature_type: r.signature_type,
+    signature: r.signature,
+    nonce: r.nonce,
+    params: r.params,
+    expires: r.expires,
+    object_id: r.object_id,
+    template_id: r.template_id,
+    fee_wei: r.fee_wei,
+    batch_id: r.batch_id,
+    when_created: r.when_created,
+  };
+}
+
+/** Version 2's record: version 1's and the organization, template version, integrity hash. */
+function contentRecordV2(r: ActionLogRecord, integrityHash: string) {
+  return {
+    ...contentRecord(r),
+    organization_id: r.organization_id,
+    template_version: r.template_version,
+    integrity_hash: integrityHash,
+  };
+}
 
 const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 

@@ -5,48 +5,14 @@ import { affectedObjects, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
- * An action log record as batch content carries it (design.md §6): the fields of the record
- * when batches began (content `version` 1), named here so that a field the API adds later
- * does not change the content, and so the CID, of a batch sealed before.
- */
-export function contentRecord(r: ActionLogRecord) {
-  return {
-    id: r.id,
-    hash: r.hash,
-    name: r.name,
-    wallet: r.wallet,
-    signature_type: r.signature_type,
-    signature: r.signature,
-    nonce: r.nonce,
-    params: r.params,
-    expires: r.expires,
-    object_id: r.object_id,
-    template_id: r.template_id,
-    fee_wei: r.fee_wei,
-    batch_id: r.batch_id,
-    when_created: r.when_created,
-  };
-}
-
-/**
- * An action log record as content version 2 carries it: version 1's fields, the organization
- * (the signed text's `organization:` line), the template version it was applied with and the
- * object integrity hash it left.
- */
-export function contentRecordV2(r: ActionLogRecord, integrityHash: string) {
-  return {
-    ...contentRecord(r),
-    organization_id: r.organization_id,
-    template_version: r.template_version,
-    integrity_hash: integrityHash,
-  };
-}
-
-/**
- * The keys of {@link contentRecord} and {@link contentRecordV2} in RFC 8785 order (UTF-16 code
- * units), with each key's JSON text: a record is written straight from the logged action
- * without building the intermediate object and sorting its keys again for every action.
- * content.test.ts checks the result against `canonicalJson` of those functions' objects.
+ * The fields of an action log record as batch content carries it (design.md §6), in RFC 8785
+ * order (UTF-16 code units). Version 1 has the record's fields when batches began, named here
+ * so that a field the API adds later changes neither the content nor the CID of a batch
+ * sealed before; version 2 adds the organization (the signed text's `organization:` line),
+ * the template version the action was applied with and the object integrity hash it left.
+ * A record is written straight from the logged action in this order, without building an
+ * object and sorting its keys for every action; content.test.ts checks the result against
+ * `canonicalJson` of such objects.
  */
 const V1_KEYS = [
   'batch_id',
@@ -106,9 +72,9 @@ export interface ContentAction {
 /**
  * The content of a batch (what `ipfs_url` names and `GET /batches/{id}/content` serves), in
  * the batch's content `version`, as the pieces of its text in order:
- * - 1: RFC 8785 JSON of `{batch, actions}`, the actions with {@link contentRecord}'s fields;
- * - 2: RFC 8785 JSON of `{version: 2, batch, actions, objects}`, the actions with
- *   {@link contentRecordV2}'s fields and `objects` the affected objects' `{id,
+ * - 1: RFC 8785 JSON of `{batch, actions}`, the actions with the {@link V1_KEYS} fields;
+ * - 2: RFC 8785 JSON of `{version: 2, batch, actions, objects}`, the actions with the
+ *   {@link V2_KEYS} fields and `objects` the affected objects' `{id,
  *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`.
  * RFC 8785 writes an object's members in key order ("actions" < "batch" < "objects" <
  * "version") and an array's elements joined by commas, so the pieces joined are exactly the
@@ -155,10 +121,10 @@ export function contentBytes(
 const ACTIONS_PER_TURN = 64;
 
 /**
- * SHA-256 of {@link contentBytes}, hashed piece by piece: the sealer runs on the API
- * process's event loop, and a batch's content (about a megabyte for 1,000 actions) written
- * in one go held every request up for tens of milliseconds, so this gives the loop a turn
- * after every {@link ACTIONS_PER_TURN} actions.
+ * SHA-256 of {@link contentBytes}, hashed piece by piece, without the megabyte of text
+ * (1,000 actions) that the bytes are. Headers are computed on their own thread
+ * (header-pool.ts); when that thread is unavailable they run on the event loop, which this
+ * gives a turn after every {@link ACTIONS_PER_TURN} actions.
  */
 export async function contentDigest(
   version: number,

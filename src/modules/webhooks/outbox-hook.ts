@@ -18,6 +18,8 @@ import { MAX_WEBHOOKS } from './schema.js';
 export function webhookOutboxHook(handoff: DeliveryHandoff): ApplyHooks {
   return {
     writes(applied) {
+      // Decided once per group: rows are written claimed only while a worker takes them.
+      const handing = handoff.open;
       const actions: OutboxAction[] = [];
       const byId = new Map<string, { action: AppliedAction; ea: string; eo: string }>();
       for (const a of applied) {
@@ -38,10 +40,10 @@ export function webhookOutboxHook(handoff: DeliveryHandoff): ApplyHooks {
           ea,
           eo,
         });
-        byId.set(a.log.id, { action: a, ea, eo });
+        if (handing) byId.set(a.log.id, { action: a, ea, eo });
       }
       if (actions.length === 0) return [];
-      if (!handoff.open) return [outboxInsert(actions, null)];
+      if (!handing) return [outboxInsert(actions, null)];
       const claimId = newId('event');
       return [
         {
