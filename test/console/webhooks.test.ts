@@ -181,9 +181,15 @@ describe.skipIf(!existsSync(CHROMIUM))('console: webhooks', () => {
     await page.getByLabel('Status').selectOption('');
     await page.getByRole('button', { name: 'Refresh' }).click();
     await log.locator('tbody tr', { hasText: 'done' }).waitFor();
-    const attempts = await log.locator('ol.attempts li').allInnerTexts();
-    expect(attempts).toHaveLength(2);
-    expect(attempts.join('\n')).toContain('200');
+    // The status change and the refresh each load the list, which is empty while a load runs:
+    // poll until the last load's two attempts are shown, the second answered 200.
+    const attempts = log.locator('ol.attempts li');
+    await expect
+      .poll(async () => {
+        const texts = await attempts.allInnerTexts();
+        return texts.length === 2 && texts.join('\n').includes('200');
+      })
+      .toBe(true);
     expect(await page.getByRole('button', { name: /^Redeliver / }).count()).toBe(0);
     expect(tab.problems).toEqual([]);
   });
