@@ -36,7 +36,7 @@ import {
   startBenchService,
   type BenchOrg,
 } from './ebus-load.js';
-import { postmasterOf, sampleCpu } from './cpu-account.js';
+import { mainBusy, postmasterOf, sampleCpu } from './cpu-account.js';
 import { median, scratchDatabase } from './scratch-database.js';
 
 const SEAL_ACTIONS = Math.min(10_000, Number(process.env.BENCH_SEAL_ACTIONS ?? 1000));
@@ -95,6 +95,7 @@ async function sealing() {
       clock: systemClock,
       config,
       logger: pino({ level: 'warn' }),
+      databaseUrl: scratch.url,
     });
     const sessions = await benchSessions(database, 'http://127.0.0.1:1');
     const org = await makeBenchOrg(database, sessions, 1);
@@ -174,7 +175,10 @@ async function eventBus() {
     const without: number[] = [];
     // CPU per action of each side (service and the PostgreSQL server, summed over its phases),
     // which other work on the machine disturbs far less than throughput.
-    const cpu = { on: { us: 0, svc: 0, pg: 0, n: 0 }, off: { us: 0, svc: 0, pg: 0, n: 0 } };
+    const cpu = {
+      on: { svc: 0, pg: 0, n: 0, busy: [] as number[] },
+      off: { svc: 0, pg: 0, n: 0, busy: [] as number[] },
+    };
     const phase = async (s: typeof on, side: 'on' | 'off') => {
       const c0 = sampleCpu(s.pid, s.postmaster);
       const r = await loadPhase(s.port, s.lanes, PHASE_S);
@@ -182,6 +186,7 @@ async function eventBus() {
       cpu[side].svc += c1.service - c0.service;
       cpu[side].pg += c1.postgres - c0.postgres;
       cpu[side].n += r.ok;
+      cpu[side].busy.push(mainBusy(c0, c1));
       return r.perSecond;
     };
     // ABBAAB…: each side goes first as often as second, so drift over the run cancels out.
@@ -215,7 +220,7 @@ async function eventBus() {
       `(2) POST /ebus/execute, ${CONNECTIONS} connections, ${PHASE_S} s phases: with batches ${withBatches.map(fmt).join(', ')} actions/s; without ${without.map(fmt).join(', ')} actions/s; ratio ${(avg(withBatches) / avg(without)).toFixed(3)}`,
     );
     const per = (c: (typeof cpu)['on']) =>
-      `service ${Math.round(c.svc / c.n)} µs + postgres ${Math.round(c.pg / c.n)} µs = ${Math.round((c.svc + c.pg) / c.n)} µs`;
+      `service ${Math.round(c.svc / c.n)} µs + postgres ${Math.round(c.pg / c.n)} µs = ${Math.round((c.svc + c.pg) / c.n)} µs (main thread busy ${c.busy.map((b) => `${Math.round(b * 100)} %`).join(', ')})`;
     console.log(
       `    CPU per action: with batches ${per(cpu.on)}; without ${per(cpu.off)}; ratio (without ÷ with) ${((cpu.off.svc + cpu.off.pg) / cpu.off.n / ((cpu.on.svc + cpu.on.pg) / cpu.on.n)).toFixed(3)}`,
     );

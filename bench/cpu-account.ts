@@ -57,6 +57,8 @@ function postgresCpuUs(): number {
 
 export interface CpuSample {
   service: number;
+  /** The service's main thread alone (its event loop): the bottleneck when it nears 100 %. */
+  main: number;
   postgres: number;
   self: number;
   wall: number;
@@ -67,10 +69,16 @@ export function sampleCpu(servicePid: number | undefined, postmaster?: number): 
   const self = process.cpuUsage();
   return {
     service: servicePid === undefined ? 0 : treeCpuUs(servicePid),
+    main: servicePid === undefined ? 0 : (statOf(`${servicePid}/task/${servicePid}`)?.cpu ?? 0),
     postgres: postmaster === undefined ? postgresCpuUs() : treeCpuUs(postmaster),
     self: self.user + self.system,
     wall: performance.now() * 1000,
   };
+}
+
+/** The share of the wall time between two samples that the service's main thread was busy. */
+export function mainBusy(from: CpuSample, to: CpuSample): number {
+  return (to.main - from.main) / Math.max(1, to.wall - from.wall);
 }
 
 /** "service 310 µs, postgres 240 µs, load generator 60 µs per action; 1.7 cores busy". */

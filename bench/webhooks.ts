@@ -24,7 +24,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import { newId } from '../src/lib/ids.js';
 import { makeTestCa } from '../test/helpers/webhook-receiver.js';
-import { postmasterOf, sampleCpu } from './cpu-account.js';
+import { mainBusy, postmasterOf, sampleCpu } from './cpu-account.js';
 import {
   benchSessions,
   loadPhase,
@@ -183,8 +183,8 @@ async function main() {
     );
     const postmaster = postmasterOf(backend[0]!.pid);
     const cpu = {
-      plain: { svc: 0, pg: 0, self: 0, n: 0 },
-      hooked: { svc: 0, pg: 0, self: 0, n: 0 },
+      plain: { svc: 0, pg: 0, self: 0, n: 0, busy: [] as number[] },
+      hooked: { svc: 0, pg: 0, self: 0, n: 0, busy: [] as number[] },
     };
     const measured = async <R extends { ok: number }>(
       side: 'plain' | 'hooked',
@@ -192,6 +192,7 @@ async function main() {
     ) => {
       const c0 = sampleCpu(child!.pid, postmaster);
       const r = await run();
+      cpu[side].busy.push(mainBusy(c0, sampleCpu(child!.pid, postmaster)));
       const until = performance.now() + 30_000;
       while (side === 'hooked' && arrivals.size < answered.size && performance.now() < until) {
         await new Promise((res) => setTimeout(res, 20));
@@ -262,7 +263,7 @@ async function main() {
     );
     const cpuOf = (c: (typeof cpu)['plain']) => {
       const us = (x: number) => Math.round(x / Math.max(1, c.n));
-      return `service ${us(c.svc)} + postgres ${us(c.pg)} = ${us(c.svc + c.pg)} µs (this process ${us(c.self)} µs)`;
+      return `service ${us(c.svc)} + postgres ${us(c.pg)} = ${us(c.svc + c.pg)} µs (this process ${us(c.self)} µs; the service's main thread busy ${c.busy.map((b) => `${Math.round(b * 100)} %`).join(', ')} of the load)`;
     };
     const total = (c: (typeof cpu)['plain']) => (c.svc + c.pg) / Math.max(1, c.n);
     console.log(

@@ -119,7 +119,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger, {
     handoff: webhooks.handoff,
   });
-  const batches = await createBatches({ db, clock, config, logger: deps.logger });
+  const batches = await createBatches({
+    db,
+    clock,
+    config,
+    logger: deps.logger,
+    databaseUrl: database.url,
+  });
   const batchWorker = new BatchSealerWorker(batches.sealer, deps.logger);
   const ebus = createEbus({
     db,

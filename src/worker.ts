@@ -20,7 +20,13 @@ async function main() {
   await withCliDatabase(config, async (database) => {
     const webhooks = createWebhooks({ db: database.db, clock: systemClock, config, logger });
     const worker = new WebhookDeliveryWorker(webhooks.runner, logger);
-    const batches = await createBatches({ db: database.db, clock: systemClock, config, logger });
+    const batches = await createBatches({
+      db: database.db,
+      clock: systemClock,
+      config,
+      logger,
+      databaseUrl: database.url,
+    });
     const sealer = new BatchSealerWorker(batches.sealer, logger);
     worker.start();
     sealer.start();

@@ -11,6 +11,8 @@ export type Executor = Pick<Db, 'execute'>;
 export interface Database {
   pool: pg.Pool;
   db: Db;
+  /** The connection string it was opened with (for a thread that opens its own connection). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export function createDatabase(connectionString: string, max = 20): Database {
   return {
     pool,
     db,
+    url: connectionString,
     close: () => pool.end(),
   };
 }

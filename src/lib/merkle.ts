@@ -27,15 +27,30 @@ function hashBytes(h: string): Buffer | null {
   return /^0x[0-9a-fA-F]{64}$/.test(h) ? Buffer.from(h.slice(2), 'hex') : null;
 }
 
-/** The leaf hashes of a level, bottom-up: RFC 6962 leaf = H(0x00 ‖ data). */
+/**
+ * The leaf hashes of a level, bottom-up: RFC 6962 leaf = H(0x00 ‖ data), each input written
+ * into one scratch buffer (a batch has thousands of leaves).
+ */
 function leafLevel(leaves: readonly Uint8Array[]): Buffer[] {
-  return leaves.map((leaf) => leafHash(Buffer.from(leaf.buffer, leaf.byteOffset, leaf.length)));
+  let scratch = Buffer.allocUnsafe(1);
+  return leaves.map((leaf) => {
+    if (scratch.length < leaf.length + 1) scratch = Buffer.allocUnsafe(leaf.length + 1);
+    scratch[0] = 0x00;
+    scratch.set(leaf, 1);
+    return hash('sha256', scratch.subarray(0, leaf.length + 1), 'buffer');
+  });
 }
 
 /** One level up: neighbours paired, an unpaired last node carried up unchanged. */
 function nextLevel(level: readonly Buffer[]): Buffer[] {
   const next: Buffer[] = [];
-  for (let i = 0; i + 1 < level.length; i += 2) next.push(nodeHash(level[i]!, level[i + 1]!));
+  const input = Buffer.allocUnsafe(65);
+  input[0] = 0x01;
+  for (let i = 0; i + 1 < level.length; i += 2) {
+    input.set(level[i]!, 1);
+    input.set(level[i + 1]!, 33);
+    next.push(hash('sha256', input, 'buffer'));
+  }
   if (level.length % 2 === 1) next.push(level[level.length - 1]!);
   return next;
 }

@@ -37,6 +37,24 @@ function contentRecordV2(r: ActionLogRecord, integrityHash: string) {
 
 const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
+/**
+ * Params of every shape the content's fast path must write as RFC 8785 does, or hand back to
+ * `canonicalJson`: keys out of order, array-index keys (which V8 always puts first), numbers
+ * in exponent form, -0, nesting, escapes and characters beyond ASCII.
+ */
+const PARAMS: ((i: number) => Record<string, unknown>)[] = [
+  (i) => ({ note: `"quoted" \\ ünï ${i} 😀`, z: 1, a: [2, { y: null, b: true }] }),
+  (i) => ({ '10': i, '2': 'two', b: [{ '1': 1, a: 0 }] }),
+  () => ({
+    big: 1e21,
+    small: 1e-7,
+    neg: -0,
+    frac: 0.1 + 0.2,
+    list: [[], {}, [{ z: 'z', a: 'a' }]],
+  }),
+  () => ({ é: 1, z: 2, '\uffff': 3, '😀': 4, '\u0001': 'ctl\u0007' }),
+];
+
 /** Actions on a few objects, with text that needs escaping and characters beyond ASCII. */
 const actions: ContentAction[] = Array.from({ length: 150 }, (_, i) => ({
   record: {
@@ -48,9 +66,10 @@ const actions: ContentAction[] = Array.from({ length: 150 }, (_, i) => ({
     signature_type: 'eoa',
     signature: `0x${'cd'.repeat(65)}`,
     nonce: i,
-    params: { note: `"quoted" \\ ünï ${i} 😀`, z: 1, a: [2, { y: null, b: true }] },
+    params: PARAMS[i % PARAMS.length]!(i),
     expires: '2026-11-25T10:00:00.000Z',
-    object_id: `obj_${i % 7}`,
+    // Ids beyond ASCII, whose UTF-16 order is not their byte order (U+FFFF < 😀 in bytes).
+    object_id: i % 11 === 0 ? `obj_${['\uffff', '😀', 'é'][i % 3]}` : `obj_${i % 7}`,
     template_id: 'tpl_1',
     template_version: i % 2 ? 1 : null,
     fee_wei: '1000',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import { affectedObjects, type BatchHeader } from './formulas.js';
+import { affectedObjects, sortedById, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
@@ -54,6 +54,8 @@ const KEY_TEXT = new Map<string, string>(V2_KEYS.map((k) => [k, `${JSON.stringif
 
 /** RFC 8785 text of one action's content record (a member whose value is undefined is left out). */
 function recordJson(keys: readonly ContentKey[], a: ContentAction): string {
+  const fast = recordForStringify(keys, a);
+  if (fast !== null) return JSON.stringify(fast);
   let out = '{';
   for (const k of keys) {
     const v = k === 'integrity_hash' ? a.integrityHash : a.record[k];
@@ -61,6 +63,62 @@ function recordJson(keys: readonly ContentKey[], a: ContentAction): string {
     out += `${out.length > 1 ? ',' : ''}${KEY_TEXT.get(k)!}${canonicalJson(v)}`;
   }
   return `${out}}`;
+}
+
+/** Marks a value {@link inKeyOrder} cannot hand to JSON.stringify as RFC 8785 writes it. */
+const SLOW = Symbol('slow');
+/** An array index, which V8 puts before every other key of an object whatever their order. */
+const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
+
+/**
+ * A copy of a JSON value (as parsed from the database) whose objects have their keys
+ * inserted in RFC 8785 order, so that V8's JSON.stringify — which writes strings and numbers
+ * exactly as RFC 8785 §3.2.2 asks — writes it as `canonicalJson` would, in one native call;
+ * SLOW for what that does not hold for (an array-index key, a number with no JSON form, a
+ * value that is not plain JSON), left to `canonicalJson`.
+ */
+function inKeyOrder(v: unknown): unknown {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : SLOW;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = inKeyOrder(v[i]);
+      if (x === SLOW) return SLOW;
+      out[i] = x;
+    }
+    return out;
+  }
+  if (typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return SLOW;
+  const o = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o).sort()) {
+    if (INDEX_KEY.test(k)) return SLOW;
+    const x = inKeyOrder(o[k]);
+    if (x === SLOW) return SLOW;
+    if (x !== undefined) out[k] = x;
+  }
+  return out;
+}
+
+/** The record as an object JSON.stringify writes in RFC 8785 form, or null (see inKeyOrder). */
+function recordForStringify(
+  keys: readonly ContentKey[],
+  a: ContentAction,
+): Record<string, unknown> | null {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    const v = k === 'integrity_hash' ? a.integrityHash : a.record[k];
+    if (v === undefined) continue;
+    const x = typeof v === 'object' && v !== null ? inKeyOrder(v) : v;
+    if (
+      x === SLOW ||
+      (typeof x === 'string' && !(x as unknown as { isWellFormed(): boolean }).isWellFormed())
+    )
+      return null;
+    out[k] = x;
+  }
+  return out;
 }
 
 /** A batch's action as logged, with the integrity hash it left (`batchActions`). */
@@ -85,6 +143,7 @@ function* contentParts(
   header: BatchHeader,
   hash: string,
   actions: readonly ContentAction[],
+  objects?: readonly { id: string; integrity_hash: string }[],
 ): Generator<string> {
   if (version !== 1 && version !== 2) throw new Error(`unknown batch content version ${version}`);
   yield '{"actions":[';
@@ -95,14 +154,8 @@ function* contentParts(
   }
   yield `],"batch":${canonicalJson({ ...header, hash })}`;
   if (version === 2) {
-    // Sorted by the ids' UTF-8 bytes, each id turned into bytes once.
-    const objects = affectedObjects(
-      actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
-    )
-      .map((o) => ({ o, key: Buffer.from(o.id, 'utf8') }))
-      .sort((a, b) => Buffer.compare(a.key, b.key))
-      .map(({ o }) => o);
-    yield `,"objects":${canonicalJson(objects)},"version":2`;
+    const leaves = objects ?? sortedAffectedObjects(actions);
+    yield `,"objects":${canonicalJson(leaves.map((o) => ({ id: o.id, integrity_hash: o.integrity_hash })))},"version":2`;
   }
   yield '}';
 }
@@ -117,8 +170,25 @@ export function contentBytes(
   return Buffer.from([...contentParts(version, header, hash, actions)].join(''), 'utf8');
 }
 
+/**
+ * The affected objects of a batch's actions with the integrity hash each was left with,
+ * sorted by id (byte order): the leaves of `integrity_root`, and content version 2's
+ * `objects`.
+ */
+export function sortedAffectedObjects(
+  actions: readonly ContentAction[],
+): { id: string; integrity_hash: string }[] {
+  return sortedById(
+    affectedObjects(
+      actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
+    ),
+  );
+}
+
 /** Actions serialized between two turns given to the event loop by {@link contentDigest}. */
 const ACTIONS_PER_TURN = 64;
+/** Text gathered before it goes to the hash (one call per piece costs more than the hashing). */
+const DIGEST_CHUNK = 64 * 1024;
 
 /**
  * SHA-256 of {@link contentBytes}, hashed piece by piece, without the megabyte of text
@@ -131,13 +201,20 @@ export async function contentDigest(
   header: BatchHeader,
   hash: string,
   actions: readonly ContentAction[],
+  objects?: readonly { id: string; integrity_hash: string }[],
 ): Promise<Buffer> {
   const digest = createHash('sha256');
   let n = 0;
-  for (const part of contentParts(version, header, hash, actions)) {
-    digest.update(part, 'utf8');
+  let chunk = '';
+  for (const part of contentParts(version, header, hash, actions, objects)) {
+    chunk += part;
+    if (chunk.length >= DIGEST_CHUNK) {
+      digest.update(chunk, 'utf8');
+      chunk = '';
+    }
     if (++n % ACTIONS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
   }
+  digest.update(chunk, 'utf8');
   return digest.digest();
 }
 

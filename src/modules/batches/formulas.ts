@@ -50,7 +50,15 @@ export function actionsHash(actionHashes: readonly string[]): string {
 
 /** An `integrity_root` leaf's data: UTF-8 of the object id ‖ 0x00 ‖ its integrity hash. */
 export function integrityLeaf(objectId: string, integrityHash: string): Buffer {
-  return Buffer.concat([Buffer.from(objectId, 'utf8'), Buffer.of(0), hashBytes(integrityHash)]);
+  if (!HASH_RE.test(integrityHash)) {
+    throw new Error(`not a 0x + 64 lowercase hex hash: ${integrityHash.slice(0, 80)}`);
+  }
+  const idLength = Buffer.byteLength(objectId, 'utf8');
+  const leaf = Buffer.allocUnsafe(idLength + 33);
+  leaf.write(objectId, 0, 'utf8');
+  leaf[idLength] = 0;
+  leaf.write(integrityHash.slice(2), idLength + 1, 'hex');
+  return leaf;
 }
 
 /** Byte order of UTF-8, which is how the affected objects are sorted. */
@@ -58,16 +66,36 @@ export function compareBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
+/** Only ASCII (one UTF-8 byte per UTF-16 unit), whose UTF-16 order is its byte order. */
+const isAscii = (s: string): boolean => Buffer.byteLength(s, 'utf8') === s.length;
+
+/**
+ * Objects sorted by id in UTF-8 byte order (how `integrity_root` and content version 2 order
+ * them). Ids this service makes are ASCII, whose string order is their byte order, so they
+ * are compared as they are; any other id is compared by its bytes.
+ */
+export function sortedById<T extends { id: string }>(objects: readonly T[]): T[] {
+  if (objects.every((o) => isAscii(o.id))) {
+    return [...objects].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+  return objects
+    .map((o) => ({ o, key: Buffer.from(o.id, 'utf8') }))
+    .sort((a, b) => Buffer.compare(a.key, b.key))
+    .map(({ o }) => o);
+}
+
 /**
  * `integrity_root`: the tree over the affected objects sorted by id (byte order), each
- * with its integrity hash after the batch.
+ * with its integrity hash after the batch. `sorted`: the objects are so already.
  */
-export function integrityRoot(objects: readonly { id: string; integrity_hash: string }[]): string {
-  const leaves = objects.map((o) => ({ key: Buffer.from(o.id, 'utf8'), hash: o.integrity_hash }));
-  leaves.sort((a, b) => Buffer.compare(a.key, b.key));
-  return hex(
-    merkleRootOfData(leaves.map((l) => Buffer.concat([l.key, Buffer.of(0), hashBytes(l.hash)]))),
+export function integrityRoot(
+  objects: readonly { id: string; integrity_hash: string }[],
+  sorted = false,
+): string {
+  const leaves = (sorted ? objects : sortedById(objects)).map((o) =>
+    integrityLeaf(o.id, o.integrity_hash),
   );
+  return hex(merkleRootOfData(leaves));
 }
 
 /**

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ContentAction } from './content.js';
 import { computeHeader, type HeaderInput } from './header.js';
 import { HeaderPool } from './header-pool.js';
+import { databaseUrl, freshDatabaseUrl } from '../../../test/helpers/db.js';
 
 const hex = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 const input = (n: number, version = 2): HeaderInput => ({
@@ -36,11 +37,16 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.close()));
 });
 
+/** The pool's way to the header of `input`, reading its actions on this thread when asked. */
+const computeOn = (pool: HeaderPool, { actions, ...request }: HeaderInput) =>
+  pool.compute(request, () => Promise.resolve(actions));
+const mustNotRead = () => Promise.reject(new Error('read on the event loop'));
+
 describe('the batch header thread', () => {
   it('computes on its thread exactly what computeHeader computes inline', async () => {
     const pool = new HeaderPool(pino({ level: 'silent' }));
     pools.push(pool);
-    const [a, b] = await Promise.all([pool.compute(input(300)), pool.compute(input(7, 1))]);
+    const [a, b] = await Promise.all([computeOn(pool, input(300)), computeOn(pool, input(7, 1))]);
     expect(pool.threaded).toBe(true);
     expect(a).toEqual(await computeHeader(input(300)));
     expect(b).toEqual(await computeHeader(input(7, 1)));
@@ -49,7 +55,7 @@ describe('the batch header thread', () => {
   it('answers an error of the header itself as an error', async () => {
     const pool = new HeaderPool(pino({ level: 'silent' }));
     pools.push(pool);
-    await expect(pool.compute(input(3, 9))).rejects.toThrow(/unknown batch content version 9/);
+    await expect(computeOn(pool, input(3, 9))).rejects.toThrow(/unknown batch content version 9/);
     expect(pool.threaded).toBe(true);
   });
 
@@ -57,6 +63,23 @@ describe('the batch header thread', () => {
     const pool = new HeaderPool(pino({ level: 'silent' }));
     await pool.close();
     expect(pool.threaded).toBe(false);
-    expect(await pool.compute(input(4))).toEqual(await computeHeader(input(4)));
+    expect(await computeOn(pool, input(4))).toEqual(await computeHeader(input(4)));
+  });
+
+  it('with the database, reads the actions on its own connection, never on the event loop', async () => {
+    const pool = new HeaderPool(pino({ level: 'silent' }), await freshDatabaseUrl());
+    pools.push(pool);
+    const { actions: _, ...request } = input(0);
+    // No batch `bat_1` in a new database: the thread reads no actions, and says so by the
+    // header of an empty batch.
+    expect(await pool.compute(request, mustNotRead)).toEqual(await computeHeader(input(0)));
+  });
+
+  it("answers a failed read of its own as the caller's error, and stays threaded", async () => {
+    const pool = new HeaderPool(pino({ level: 'silent' }), databaseUrl('ons_no_such_database'));
+    pools.push(pool);
+    const { actions: _, ...request } = input(0);
+    await expect(pool.compute(request, mustNotRead)).rejects.toThrow(/ons_no_such_database/);
+    expect(pool.threaded).toBe(true);
   });
 });

@@ -1,19 +1,39 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { computeHeader, type ComputedHeader, type HeaderInput } from './header.js';
+import type { ContentAction } from './content.js';
+import {
+  computeHeader,
+  type ComputedHeader,
+  type HeaderInput,
+  type HeaderRequest,
+} from './header.js';
+
+/** Reads a sealed batch's actions as logged, in execution order (on the caller's thread). */
+export type ActionsReader = () => Promise<ContentAction[]>;
 
 interface Pending {
   resolve: (h: ComputedHeader) => void;
   reject: (err: Error) => void;
-  input: HeaderInput;
+  request: HeaderRequest;
+  read: ActionsReader;
 }
+
+/** How long close() waits for the thread to end its database connection. */
+const CLOSE_WAIT_MS = 2_000;
 
 /**
  * Batch headers computed on a thread of their own: a batch's trees and content hash (tens of
  * milliseconds for 1,000 actions) would otherwise run on the event loop that serves requests
- * and commits groups (docs/performance.md, "Transaction batches"). If the thread cannot start
- * or dies, what it had, and what comes after, is computed inline; an error in a header
- * itself is the caller's, as it would be inline.
+ * and commits groups (docs/performance.md, "Transaction batches").
+ *
+ * Given the database's connection string, the thread also reads the batch's actions itself,
+ * on a connection of its own: the megabyte of rows a 1,000-action batch is then never parsed,
+ * copied or collected on the event loop. A sealed batch's actions no longer change, so what
+ * the thread reads outside the sealer's transaction is what the transaction would read.
+ *
+ * If the thread cannot start or dies, what it had, and what comes after, is read and computed
+ * inline; an error in a header itself (or in the thread's read) is the caller's, as it would
+ * be inline.
  */
 export class HeaderPool {
   private worker: Worker | null = null;
@@ -22,20 +42,28 @@ export class HeaderPool {
   private next = 0;
   private readonly pending = new Map<number, Pending>();
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly databaseUrl?: string,
+  ) {}
 
   /** Whether headers go to the thread (false once it failed, or after close). */
   get threaded(): boolean {
     return !this.broken && !this.closed;
   }
 
-  compute(input: HeaderInput): Promise<ComputedHeader> {
+  /** The header of a sealed batch; `read` reads its actions when the thread does not. */
+  async compute(request: HeaderRequest, read: ActionsReader): Promise<ComputedHeader> {
     const w = this.threaded ? this.thread() : null;
-    if (!w) return computeHeader(input);
+    if (!w) return computeHeader({ ...request, actions: await read() });
+    // Read here when the thread has no database of its own.
+    const input: HeaderInput | null = this.databaseUrl
+      ? null
+      : { ...request, actions: await read() };
     return new Promise((resolve, reject) => {
       const n = this.next++;
-      this.pending.set(n, { resolve, reject, input });
-      w.postMessage({ n, input });
+      this.pending.set(n, { resolve, reject, request, read });
+      w.postMessage(input ? { n, input } : { n, request });
     });
   }
 
@@ -44,13 +72,20 @@ export class HeaderPool {
     const w = this.worker;
     this.worker = null;
     this.failOver();
-    if (w) await w.terminate();
+    if (!w) return;
+    // Let the thread end its database connection, then stop it whatever it answered.
+    const ended = new Promise((resolve) => w.once('exit', resolve));
+    w.postMessage({ close: true });
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))]);
+    await w.terminate();
   }
 
   private thread(): Worker | null {
     if (this.worker) return this.worker;
     try {
-      const w = new Worker(new URL('./header-thread.mjs', import.meta.url));
+      const w = new Worker(new URL('./header-thread.mjs', import.meta.url), {
+        workerData: { databaseUrl: this.databaseUrl ?? null },
+      });
       w.on('message', (m: { n: number; header?: ComputedHeader; error?: string }) => {
         const p = this.pending.get(m.n);
         if (!p) return;
@@ -79,11 +114,13 @@ export class HeaderPool {
     }
   }
 
-  /** Computes inline what the thread still had. */
+  /** Reads and computes inline what the thread still had. */
   private failOver(): void {
     for (const [n, p] of this.pending) {
       this.pending.delete(n);
-      computeHeader(p.input).then(p.resolve, p.reject);
+      p.read()
+        .then((actions) => computeHeader({ ...p.request, actions }))
+        .then(p.resolve, p.reject);
     }
   }
 }

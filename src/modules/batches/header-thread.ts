@@ -1,14 +1,44 @@
-import { parentPort } from 'node:worker_threads';
-import { computeHeader, type HeaderInput } from './header.js';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createDatabase, type Database } from '../../db/pool.js';
+import { batchActions } from '../ebus/index.js';
+import { computeHeader, type HeaderInput, type HeaderRequest } from './header.js';
 
 /**
  * The batch header thread (header-pool.ts): computes each header it is sent and answers it,
- * or the error's message, under the request's number.
+ * or the error's message, under the request's number. A request without actions is read
+ * here, on the thread's own connection (`workerData.databaseUrl`), opened at the first.
  */
 const port = parentPort!;
-port.on('message', (m: { n: number; input: HeaderInput }) => {
-  computeHeader(m.input).then(
-    (header) => port.postMessage({ n: m.n, header }),
-    (err: unknown) => port.postMessage({ n: m.n, error: (err as Error).message }),
-  );
-});
+const { databaseUrl } = workerData as { databaseUrl: string | null };
+let database: Database | null = null;
+
+async function header(m: { input?: HeaderInput; request?: HeaderRequest }) {
+  if (m.input) return computeHeader(m.input);
+  if (!databaseUrl) throw new Error('the header thread has no database');
+  database ??= createDatabase(databaseUrl, 1);
+  const actions = await batchActions(database.db, m.request!.batch.id);
+  return computeHeader({ ...m.request!, actions });
+}
+
+/** An error's message and its causes' (a failed query's names the database's reason). */
+function describe(err: unknown): string {
+  const e = err as { message?: string; cause?: unknown };
+  const cause = e.cause ? `: ${describe(e.cause)}` : '';
+  return `${e.message ?? String(err)}${cause}`;
+}
+
+port.on(
+  'message',
+  (m: { n: number; input?: HeaderInput; request?: HeaderRequest; close?: true }) => {
+    if (m.close) {
+      const db = database;
+      database = null;
+      void (db?.close() ?? Promise.resolve()).finally(() => port.close());
+      return;
+    }
+    header(m).then(
+      (h) => port.postMessage({ n: m.n, header: h }),
+      (err: unknown) => port.postMessage({ n: m.n, error: describe(err) }),
+    );
+  },
+);

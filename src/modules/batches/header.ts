@@ -1,7 +1,6 @@
-import { contentDigest, type ContentAction } from './content.js';
+import { contentDigest, sortedAffectedObjects, type ContentAction } from './content.js';
 import {
   actionsHash,
-  affectedObjects,
   commitment,
   GENESIS_HASH,
   headerHash,
@@ -10,11 +9,15 @@ import {
   type BatchHeader,
 } from './formulas.js';
 
-/** What a sealed batch's header is computed from: plain data, so a thread can take it. */
-export interface HeaderInput {
+/** Which header to compute: plain data, so a thread can take it. */
+export interface HeaderRequest {
   batch: { id: string; sequence: number; version: number; when_created: string };
   /** The batch before it in the chain (null for the first). */
   prev: { hash: string; integrity_root: string } | null;
+}
+
+/** What a sealed batch's header is computed from. */
+export interface HeaderInput extends HeaderRequest {
   /** Its actions as logged, in execution order. */
   actions: ContentAction[];
 }
@@ -29,11 +32,8 @@ export async function computeHeader({
   actions,
 }: HeaderInput): Promise<ComputedHeader> {
   const actionsHashValue = actionsHash(actions.map((a) => a.record.hash));
-  const root = integrityRoot(
-    affectedObjects(
-      actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
-    ),
-  );
+  const objects = sortedAffectedObjects(actions);
+  const root = integrityRoot(objects, true);
   const prevIntegrityRoot = prev?.integrity_root ?? GENESIS_HASH;
   let fee = 0n;
   for (const a of actions) fee += BigInt(a.record.fee_wei);
@@ -50,6 +50,6 @@ export async function computeHeader({
     when_created: batch.when_created,
   };
   const hash = headerHash(head);
-  const digest = await contentDigest(batch.version, head, hash, actions);
+  const digest = await contentDigest(batch.version, head, hash, actions, objects);
   return { ...head, hash, ipfs_url: ipfsUrlOfDigest(digest) };
 }

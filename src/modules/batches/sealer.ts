@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { batchActions } from '../ebus/index.js';
 import type { Anchor } from './anchor/anchor.js';
-import { computeHeader, type HeaderInput } from './header.js';
+import { computeHeader, type HeaderRequest } from './header.js';
 import type { HeaderPool } from './header-pool.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
@@ -203,7 +203,7 @@ export class BatchSealer {
     b: repo.BatchRow,
     prev: repo.BatchRow | null,
   ): Promise<repo.SealedHeader> {
-    const input: HeaderInput = {
+    const request: HeaderRequest = {
       batch: {
         id: b.id,
         sequence: b.sequence,
@@ -211,9 +211,11 @@ export class BatchSealer {
         when_created: b.created_at.toISOString(),
       },
       prev: prev ? { hash: prev.hash!, integrity_root: prev.integrity_root! } : null,
-      actions: await batchActions(tx, b.id),
     };
-    return this.deps.headers ? this.deps.headers.compute(input) : computeHeader(input);
+    const read = () => batchActions(tx, b.id);
+    return this.deps.headers
+      ? this.deps.headers.compute(request, read)
+      : computeHeader({ ...request, actions: await read() });
   }
 
   /** Posts proven batches' commitments and follows them until final; answers steps taken. */

@@ -36,6 +36,11 @@ export interface BatchWiring {
   anchor?: Anchor | null;
   /** Replaces the default Ed25519 attestation (a zero-knowledge prover, a test's). */
   prover?: Prover;
+  /**
+   * The database's connection string: the header thread then reads each sealed batch's
+   * actions on a connection of its own (header-pool.ts); without it they are read here.
+   */
+  databaseUrl?: string;
 }
 
 /**
@@ -52,7 +57,7 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   const attestation = new Ed25519Prover(pem);
   const anchor =
     w.anchor !== undefined ? w.anchor : w.config.anchor ? createViemAnchor(w.config.anchor) : null;
-  const headers = new HeaderPool(w.logger);
+  const headers = new HeaderPool(w.logger, w.databaseUrl);
   const sealer = new BatchSealer({
     headers,
     db: w.db,
