@@ -18,6 +18,11 @@ function statOf(pid: string): { ppid: number; cpu: number } | null {
   }
 }
 
+/** CPU of one process (all its threads) in µs; 0 once it is gone. */
+export function processCpuUs(pid: number): number {
+  return statOf(String(pid))?.cpu ?? 0;
+}
+
 /** CPU of a process and its children (the service's HTTP processes when WORKERS > 1). */
 function treeCpuUs(pid: number): number {
   let total = statOf(String(pid))?.cpu ?? 0;

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { Pause, type Worker } from '../lib/worker.js';
-import type {
-  ClaimedDelivery,
+import {
   DeliveryRunner,
-  Outcome,
+  type ClaimedDelivery,
+  type Outcome,
 } from '../modules/webhooks/delivery-runner.js';
 import type { DeliveryHandoff, HandedDelivery } from '../modules/webhooks/handoff.js';
 
@@ -140,15 +140,8 @@ export class WebhookDeliveryWorker implements Worker {
    */
   private async take(handed: HandedDelivery[]): Promise<void> {
     const handoff = this.handoff!;
-    let ready: ClaimedDelivery[];
-    try {
-      ready = await this.runner.complete(handed);
-    } catch (err) {
-      this.logger.warn({ err }, 'could not look up webhooks for handed deliveries');
-      return handoff.release(handed);
-    }
     const left = new Set(handed.map((d) => d.id));
-    for (const d of ready) {
+    for (const d of DeliveryRunner.ready(handed)) {
       const used = this.inFlight.get(d.webhook_id) ?? 0;
       if (!this.running || this.busy >= this.maxInFlight || used >= this.perWebhook) continue;
       left.delete(d.id);

@@ -1,3 +1,4 @@
+import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createDatabase, type Database } from '../../db/pool.js';
 import { batchActions } from '../ebus/index.js';
@@ -9,6 +10,16 @@ import { computeHeader, type HeaderInput, type HeaderRequest } from './header.js
  * here, on the thread's own connection (`workerData.databaseUrl`), opened at the first.
  */
 const port = parentPort!;
+
+// Headers are background work: nothing waits on one but the batch's `proven` status. On Linux
+// a thread has its own nice value, and the lowest priority lets the event loop and the
+// database's backends, which serve requests, run first whenever they compete for a core; the
+// thread still gets every core's idle time (docs/performance.md, "Transaction batches").
+try {
+  setPriority(constants.priority.PRIORITY_LOW);
+} catch {
+  /* not allowed here: it runs at the process's priority */
+}
 const { databaseUrl } = workerData as { databaseUrl: string | null };
 let database: Database | null = null;
 

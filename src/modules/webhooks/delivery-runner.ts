@@ -7,7 +7,6 @@ import {
   claimDue,
   deactivateFailing,
   recordOutcomes,
-  webhookTargets,
   type ClaimedDelivery,
   type HandedDelivery,
   type Outcome,
@@ -67,20 +66,9 @@ export class DeliveryRunner {
     });
   }
 
-  /**
-   * Handed deliveries (handoff.ts) completed with their webhook's address and keys as they
-   * are now, ready to send as claimed ones; those of a webhook gone meanwhile are left out.
-   */
-  async complete(handed: readonly HandedDelivery[]): Promise<ClaimedDelivery[]> {
-    const targets = await webhookTargets(
-      this.db,
-      handed.map((d) => d.webhook_id),
-      this.clock.now(),
-    );
-    return handed.flatMap((d) => {
-      const t = targets.get(d.webhook_id);
-      return t ? [{ ...d, ...t, status: 'pending' as const, round_attempts: 0 }] : [];
-    });
+  /** Handed deliveries (handoff.ts) as claimed ones: first attempts of live webhooks. */
+  static ready(handed: readonly HandedDelivery[]): ClaimedDelivery[] {
+    return handed.map((d) => ({ ...d, status: 'pending' as const, round_attempts: 0, live: true }));
   }
 
   /** Sends one claimed delivery and answers what to record. Never throws. */
@@ -140,14 +128,17 @@ export class DeliveryRunner {
   }
 
   /**
-   * Writes outcomes in one statement, then switches off the webhooks that reached
-   * DEACTIVATE_AFTER final failures within the hour, failing what they had queued.
+   * Writes outcomes in one statement (a transaction of its own), then, when some delivery
+   * failed for good, switches off the webhooks that reached DEACTIVATE_AFTER final failures
+   * within the hour, failing what they had queued. Should the process stop in between, the
+   * next final failure of that webhook counts the same failures again and switches it off.
    */
   async record(outcomes: readonly Outcome[]): Promise<void> {
     if (outcomes.length === 0) return;
     const now = this.clock.now();
+    const failing = await recordOutcomes(this.db, outcomes, now);
+    if (failing.length === 0) return;
     await this.db.transaction(async (tx) => {
-      const failing = await recordOutcomes(tx, outcomes, now);
       const off = await deactivateFailing(tx, failing, DEACTIVATE_AFTER, now);
       if (off.length > 0) {
         await failQueued(tx, off, now);

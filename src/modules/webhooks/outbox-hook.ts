@@ -3,7 +3,18 @@ import type { ApplyHooks } from '../ebus/hooks.js';
 import type { AppliedAction } from '../ebus/types.js';
 import { LEASE_MS } from './delivery-runner.js';
 import type { DeliveryHandoff, HandedDelivery } from './handoff.js';
-import { outboxInsert, type OutboxAction } from './repo/outbox.js';
+import { handedRows, outboxInsert, type OutboxAction } from './repo/outbox.js';
+
+/** A delivery as the group statement reads it back (repo/outbox.ts, `handedRows`). */
+interface HandedRow {
+  id: string;
+  webhook_id: string;
+  action_id: string;
+  url: string;
+  /** hex */
+  signing_key: string;
+  previous_key: string | null;
+}
 import { MAX_WEBHOOKS } from './schema.js';
 
 /**
@@ -48,21 +59,23 @@ export function webhookOutboxHook(handoff: DeliveryHandoff): ApplyHooks {
       return [
         {
           collect: outboxInsert(actions, { id: claimId, leaseMs: LEASE_MS }),
+          readBack: handedRows,
           committed(rows) {
             handoff.hand(
-              (rows as { id: string; webhook_id: string; action_id: string }[]).map(
-                (r): HandedDelivery => {
-                  const { action, ea, eo } = byId.get(r.action_id)!;
-                  return {
-                    id: r.id,
-                    webhook_id: r.webhook_id,
-                    claim_id: claimId,
-                    // The text outbox.ts wrote, with the batch the action joined.
-                    event: `{"action":${ea},"batch_id":${JSON.stringify(action.log.batch_id)}},"object":${eo}}`,
-                    created_at: new Date(action.log.when_created),
-                  };
-                },
-              ),
+              (rows as HandedRow[]).map((r): HandedDelivery => {
+                const { action, ea, eo } = byId.get(r.action_id)!;
+                return {
+                  id: r.id,
+                  webhook_id: r.webhook_id,
+                  claim_id: claimId,
+                  // The text outbox.ts wrote, with the batch the action joined.
+                  event: `{"action":${ea},"batch_id":${JSON.stringify(action.log.batch_id)}},"object":${eo}}`,
+                  created_at: new Date(action.log.when_created),
+                  url: r.url,
+                  signing_key: Buffer.from(r.signing_key, 'hex'),
+                  previous_key: r.previous_key === null ? null : Buffer.from(r.previous_key, 'hex'),
+                };
+              }),
             );
           },
         },

@@ -49,7 +49,13 @@ export type HookStatement = SQL | CollectedStatement;
 
 export interface CollectedStatement {
   collect: SQL;
-  /** The statement's RETURNING rows (as JSON), called after the commit, never before. */
+  /**
+   * How its rows are read back, given the CTE that holds them (`h`): a query answering one
+   * JSON array, which may join what the rows name as the statement sees it. Without it, the
+   * RETURNING rows as they are.
+   */
+  readBack?: (rows: SQL) => SQL;
+  /** The statement's rows as read back (JSON), called after the commit, never before. */
   committed(rows: unknown[]): void;
 }
 
@@ -128,9 +134,11 @@ export function groupStatement(
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
   const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${statementOf(h)})`);
   const hookCounts = hooks.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
-  const collected = hooks.flatMap((h, i) =>
-    'collect' in h ? [sql`(SELECT json_agg(h) FROM ${sql.raw(`hook_${i}`)} h)`] : [],
-  );
+  const collected = hooks.flatMap((h, i) => {
+    if (!('collect' in h)) return [];
+    const cte = sql.raw(`hook_${i}`);
+    return [h.readBack ? sql`(${h.readBack(cte)})` : sql`(SELECT json_agg(h) FROM ${cte} h)`];
+  });
   const join =
     batchJoin ??
     sql`SELECT NULL::text AS id, NULL::bigint AS seq_end, NULL::text AS next_id,

@@ -3,6 +3,19 @@ import type { Executor } from '../../../db/pool.js';
 import { asDate, type DbTime } from '../../../db/values.js';
 import type { DeliveryStatus } from '../schema.js';
 
+/**
+ * A one-row FROM item that makes the statement's own transaction commit without waiting for
+ * its WAL to reach the disk (`synchronous_commit = off` for that transaction alone). Used by
+ * the statements that only move a delivery along — a claim, a release, an outcome — never by
+ * the one that queues it (the group statement, always durable). If PostgreSQL itself
+ * crashes, the last fraction of a second of such changes can be lost; every one of them then
+ * leaves the delivery as it was before, due again, so it is sent again with the same
+ * `X-Event-ID`: at least once, as promised (docs/webhooks.md). What it saves is a WAL flush
+ * per claim and per outcome batch, which the action groups' commits would otherwise queue
+ * behind (docs/performance.md, "Webhooks").
+ */
+const ASYNC_COMMIT = sql`(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`;
+
 /** A delivery a worker has claimed, with what it needs to send it. */
 export interface ClaimedDelivery {
   id: string;
@@ -23,28 +36,12 @@ export interface ClaimedDelivery {
 
 type RawClaimed = Omit<ClaimedDelivery, 'created_at'> & { created_at: DbTime };
 
-/** A delivery its own group statement claimed for this process (src/modules/webhooks/handoff.ts). */
-export type HandedDelivery = Pick<
-  ClaimedDelivery,
-  'id' | 'webhook_id' | 'claim_id' | 'event' | 'created_at'
->;
-
-/** Where and how a webhook's deliveries are sent now, for handed deliveries. */
-export type WebhookTarget = Pick<ClaimedDelivery, 'url' | 'signing_key' | 'previous_key' | 'live'>;
-
-export async function webhookTargets(
-  exec: Executor,
-  webhookIds: readonly string[],
-  now: Date,
-): Promise<Map<string, WebhookTarget>> {
-  const { rows } = await exec.execute<WebhookTarget & { id: string }>(sql`
-    SELECT id, url, signing_key,
-      CASE WHEN previous_key_until > ${now} THEN previous_signing_key END AS previous_key,
-      (is_active AND deleted_at IS NULL) AS live
-    FROM webhooks
-    WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify([...new Set(webhookIds)])}::jsonb))`);
-  return new Map(rows.map(({ id, ...t }) => [id, t]));
-}
+/**
+ * A delivery its own group statement claimed for this process (src/modules/webhooks/handoff.ts),
+ * with its webhook's address and keys as that statement saw them (it matched the webhook as
+ * active there): ready to send as a claimed one.
+ */
+export type HandedDelivery = Omit<ClaimedDelivery, 'status' | 'round_attempts' | 'live'>;
 
 /** Gives up handed deliveries' claim: due at once for any worker's claim. */
 export async function releaseHanded(
@@ -54,7 +51,7 @@ export async function releaseHanded(
   await exec.execute(sql`
     UPDATE webhook_deliveries d SET leased_until = NULL, claim_id = NULL
     FROM jsonb_to_recordset(${JSON.stringify(deliveries.map((x) => ({ id: x.id, claim_id: x.claim_id })))}::jsonb)
-      AS r(id text, claim_id text)
+      AS r(id text, claim_id text), ${ASYNC_COMMIT}
     WHERE d.id = r.id AND d.claim_id = r.claim_id`);
 }
 
@@ -103,7 +100,7 @@ export async function claimDue(exec: Executor, r: ClaimRequest): Promise<Claimed
       FOR UPDATE SKIP LOCKED
     ), claimed AS (
       UPDATE webhook_deliveries d SET leased_until = ${r.leaseUntil}, claim_id = ${r.claimId}
-      FROM locked l WHERE d.id = l.id
+      FROM locked l, ${ASYNC_COMMIT} WHERE d.id = l.id
       RETURNING d.id, d.webhook_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at
     )
     SELECT c.*, w.url, w.signing_key,
@@ -149,7 +146,7 @@ export async function recordOutcomes(
       finished_at = r.finished_at, claim_id = NULL, leased_until = NULL, updated_at = ${now}
     FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS r(id text, claim_id text,
       status text, attempt jsonb, round_attempts int, next_attempt_at timestamptz,
-      finished_at timestamptz)
+      finished_at timestamptz), ${ASYNC_COMMIT}
     WHERE d.id = r.id AND d.claim_id = r.claim_id
     RETURNING CASE WHEN r.finished_at IS NOT NULL AND r.attempt IS NOT NULL
       THEN d.webhook_id END AS webhook_id`);

@@ -23,6 +23,21 @@ export interface OutboxAction {
 }
 
 /**
+ * Reads back the rows `outboxInsert` wrote claimed (the group statement's `readBack`, `rows`
+ * its CTE): each with its webhook's address and keys as the statement sees them — the
+ * webhook is active there, since the insert matched it — and the previous key while it
+ * still signs (24 h after a rotation, counted from the delivery's time). One JSON array.
+ */
+export function handedRows(rows: SQL): SQL {
+  return sql`
+    SELECT json_agg(json_build_object('id', h.id, 'webhook_id', h.webhook_id,
+      'action_id', h.action_id, 'url', w.url, 'signing_key', encode(w.signing_key, 'hex'),
+      'previous_key', CASE WHEN w.previous_key_until > h.created_at
+        THEN encode(w.previous_signing_key, 'hex') END))
+    FROM ${rows} h JOIN webhooks w ON w.id = h.webhook_id`;
+}
+
+/**
  * The outbox rows of a group (design.md §7): one delivery per applied action per active
  * webhook of its organization with a matching rule. Rules are ORed (EXISTS over them), the
  * fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
@@ -59,5 +74,5 @@ export function outboxInsert(
             AND (x -> 'actions' = '[]'::jsonb OR x -> 'actions' ? r.n)
             AND (x -> 'addresses' = '[]'::jsonb OR x -> 'addresses' ? r.w))
     ) m
-    RETURNING id, webhook_id, action_id`;
+    RETURNING id, webhook_id, action_id, created_at`;
 }
