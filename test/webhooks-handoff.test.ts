@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '@ons/sdk';
 import { WebhookDeliveryWorker } from '../src/workers/webhook-delivery.js';
 import { signEoa, type EoaSigner } from './helpers/ebus.js';
 import type { TestService } from './helpers/service.js';
@@ -92,6 +93,39 @@ describe('handed deliveries', () => {
     expect(await rows(svc, hook.id)).toEqual([
       { id: body.id, status: 'done', claim_id: null, leased_until: null, n: 1 },
     ]);
+  });
+
+  it('are signed with the key as the group statement read it, the previous one for 24 hours', async () => {
+    const svc = suite.svc;
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const r = await suite.receiver();
+    const hook = await createWebhook(svc, signer, r.url, [{ template_id: templateId }]);
+    const rotated = await call(svc, signer, 'POST', `/webhooks/${hook.id}/rotate-key`);
+    handoffWorker(svc);
+    const check = async (i: number, key: string) =>
+      (
+        await verifyWebhook(r.received[i]!.headers, r.received[i]!.body, key, {
+          now: svc.clock.now(),
+        })
+      ).ok;
+    await execute(svc, signer, 'mint', { template_id: templateId }, 0);
+    await eventually(() => r.received.length === 1);
+    expect(r.received[0]!.headers['x-webhook-signature']).toMatch(
+      /^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/,
+    );
+    expect(await check(0, rotated.signing_key)).toBe(true);
+    expect(await check(0, hook.signing_key)).toBe(true);
+    svc.clock.advance(24 * 60 * MINUTE + 1000);
+    await execute(svc, signer, 'mint', { template_id: templateId }, 1);
+    await eventually(() => r.received.length === 2);
+    expect(r.received[1]!.headers['x-webhook-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(await check(1, rotated.signing_key)).toBe(true);
+    expect(await check(1, hook.signing_key)).toBe(false);
+    // Switched off: the next action is not matched, so nothing is handed or sent.
+    await call(svc, signer, 'PUT', `/webhooks/${hook.id}`, { is_active: false });
+    await execute(svc, signer, 'mint', { template_id: templateId }, 2);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(r.received).toHaveLength(2);
   });
 
   it('carry the same body bytes as a retry read back from the outbox', async () => {
