@@ -62,11 +62,11 @@ export class WebhookDeliveryWorker implements Worker {
   ) {
     this.handoff = opts.handoff ?? null;
     this.maxInFlight = opts.maxInFlight ?? 256;
-    this.perWebhook = opts.perWebhook ?? 32;
+    this.perWebhook = opts.perWebhook ?? 64;
     this.batch = opts.batch ?? 200;
     this.idlePollMs = opts.idlePollMs ?? 100;
     this.flushMs = opts.flushMs ?? 20;
-    this.claimEvery = opts.claimEvery ?? 8;
+    this.claimEvery = opts.claimEvery ?? 16;
   }
 
   start(): void {

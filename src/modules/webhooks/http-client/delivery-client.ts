@@ -71,7 +71,7 @@ export class DeliveryClient {
       );
     };
     this.agent = new Agent({
-      connections: opts.connectionsPerOrigin ?? 32,
+      connections: opts.connectionsPerOrigin ?? 64,
       connect: {
         lookup,
         timeout: this.timeoutMs,
