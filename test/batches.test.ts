@@ -4,7 +4,11 @@ import { CID } from 'multiformats/cid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/lib/canonical-json.js';
 import { verifyInclusion } from '../src/lib/merkle.js';
+import { computeHeader } from '../src/modules/batches/header.js';
+import type { HeaderPool } from '../src/modules/batches/header-pool.js';
 import { BatchSealer } from '../src/modules/batches/sealer.js';
+import { BatchSealerWorker } from '../src/workers/batch-sealer.js';
+import { chainProblems } from './helpers/batches.js';
 import { startTestService, type TestService } from './helpers/service.js';
 import {
   createPasskeySigner,
@@ -475,6 +479,51 @@ describe('the explorer', () => {
     ]) {
       expect(doc.paths[path]?.get, path).toBeDefined();
     }
+  });
+});
+
+describe('the sealer worker', () => {
+  it('closes the next full batch while a header is still being computed', async () => {
+    await settle();
+    let open = () => undefined as void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // Headers wait for the gate, as a header thread starved of CPU would.
+    const headers = {
+      compute: async (request, read) => {
+        await gate;
+        return computeHeader({ ...request, actions: await read() });
+      },
+    } as Pick<HeaderPool, 'compute'> as HeaderPool;
+    const sealer = new BatchSealer({
+      db: svc.container.db,
+      clock: svc.clock,
+      config: svc.config,
+      // The service's own prover, so these batches' proofs verify like every other's.
+      prover: svc.container.batches.sealer['deps'].prover,
+      anchor: null,
+      logger: svc.container.logger,
+      headers,
+    });
+    const worker = new BatchSealerWorker(sealer, svc.container.logger, { idlePollMs: 10 });
+    worker.start();
+    try {
+      const proving = async () =>
+        (
+          await svc.container.db.execute<{ n: number }>(
+            sql`SELECT count(*)::int AS n FROM batches WHERE status = 'proving'`,
+          )
+        ).rows[0]!.n;
+      await mintMany(MAX_ACTIONS);
+      await expect.poll(proving, { timeout: 5_000 }).toBe(1);
+      await mintMany(MAX_ACTIONS);
+      // The first batch's header is held at the gate; the second still closes.
+      await expect.poll(proving, { timeout: 5_000 }).toBe(2);
+    } finally {
+      open();
+      await worker.stop();
+    }
+    await settle();
+    expect(await chainProblems(svc.container.db)).toEqual([]);
   });
 });
 

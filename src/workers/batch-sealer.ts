@@ -14,17 +14,19 @@ export interface SealerWorkerOptions {
 }
 
 /**
- * Runs the batch pipeline (src/modules/batches/sealer.ts) in a loop: at once again while a
- * pass did something, else every `idlePollMs`. Runs in the API process (BATCH_SEALER) or
- * alone (`npm run worker`); processes share it through the sealer's advisory lock.
+ * Runs the batch pipeline (src/modules/batches/sealer.ts) in two loops side by side: one
+ * opens and closes batches, the other writes headers and proofs, anchors and finalizes, so a
+ * header in the works never holds up a close. Each goes again at once while a pass did
+ * something, else every `idlePollMs`. Runs in the API process (BATCH_SEALER) or alone
+ * (`npm run worker`); processes share it through the sealer's advisory lock.
  */
 export class BatchSealerWorker implements Worker {
   readonly name = 'batch-sealer';
   private readonly idlePollMs: number;
   private readonly errorPauseMs: number;
   private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly pause = new Pause();
+  private loops: Promise<void>[] = [];
+  private readonly pauses = [new Pause(), new Pause()] as const;
 
   constructor(
     private readonly sealer: BatchSealer,
@@ -38,25 +40,28 @@ export class BatchSealerWorker implements Worker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    this.loops = [
+      this.run(() => this.sealer.openOrSeal(), this.pauses[0]),
+      this.run(() => this.sealer.advance(), this.pauses[1]),
+    ];
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.pause.wake();
-    await this.loop;
+    for (const p of this.pauses) p.wake();
+    await Promise.all(this.loops);
   }
 
-  private async run(): Promise<void> {
+  private async run(pass: () => Promise<boolean>, pause: Pause): Promise<void> {
     while (this.running) {
-      let pause = this.idlePollMs;
+      let wait = this.idlePollMs;
       try {
-        if (await this.sealer.tick()) pause = 0;
+        if (await pass()) wait = 0;
       } catch (err) {
         this.logger.error({ err }, 'the batch sealer failed; will retry');
-        pause = this.errorPauseMs;
+        wait = this.errorPauseMs;
       }
-      if (pause > 0 && this.running) await this.pause.wait(pause);
+      if (wait > 0 && this.running) await pause.wait(wait);
     }
   }
 }

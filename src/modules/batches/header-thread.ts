@@ -11,12 +11,13 @@ import { computeHeader, type HeaderInput, type HeaderRequest } from './header.js
  */
 const port = parentPort!;
 
-// Headers are background work: nothing waits on one but the batch's `proven` status. On Linux
-// a thread has its own nice value, and the lowest priority lets the event loop and the
-// database's backends, which serve requests, run first whenever they compete for a core; the
-// thread still gets every core's idle time (docs/performance.md, "Transaction batches").
+// Headers are background work: nothing waits on one but the batch's `proven` status (the
+// next close does not: workers/batch-sealer.ts). On Linux a thread has its own nice value;
+// below normal (10) lets the event loop and the database's backends, which serve requests,
+// go first whenever they compete for a core, while the thread still gets about a tenth of a
+// core under full load, and every idle core (docs/performance.md, "Transaction batches").
 try {
-  setPriority(constants.priority.PRIORITY_LOW);
+  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
 } catch {
   /* not allowed here: it runs at the process's priority */
 }

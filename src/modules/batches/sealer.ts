@@ -55,8 +55,17 @@ export class BatchSealer {
 
   /** One pass of every step; answers whether it did anything (the worker then goes on). */
   async tick(): Promise<boolean> {
-    let busy = await this.openOrSeal();
-    busy = (await this.proveSealed()) > 0 || busy;
+    const closed = await this.openOrSeal();
+    return (await this.advance()) || closed;
+  }
+
+  /**
+   * The steps after the close: header and proof, anchoring, finality. The worker runs them
+   * beside {@link openOrSeal}, never in front of it: a header (computed at a low priority)
+   * does not hold up the close of the next batch. Answers whether it did anything.
+   */
+  async advance(): Promise<boolean> {
+    let busy = (await this.proveSealed()) > 0;
     if (this.deps.anchor) busy = (await this.anchorProven()) > 0 || busy;
     busy =
       (await repo.finalizeDue(this.deps.db, this.deps.clock.now(), !!this.deps.anchor)) > 0 || busy;
@@ -162,39 +171,49 @@ export class BatchSealer {
   /**
    * Writes the header, content and proof of every sealed batch still `proving`, in chain
    * order (each header names the previous one's hash). Answers how many became `proven`.
+   *
+   * A header and its proof are computed outside any transaction and lock: a sealed batch's
+   * actions and its predecessor's header no longer change, and a header takes tens of
+   * milliseconds (more at the header thread's low priority on a busy machine), which the
+   * close of the next batch must not wait for. Only the writes take the sealer's lock; if
+   * another process wrote them meanwhile, nothing is written twice.
    */
   async proveSealed(): Promise<number> {
     const { db, clock, prover, logger } = this.deps;
-    // Most passes find nothing: a look costs one query, a transaction with the lock four.
+    // Most passes find nothing: a look costs one query.
     if (!(await repo.hasProvingWork(db, clock.now()))) return 0;
-    return db.transaction(async (tx) => {
-      if (!(await repo.tryLock(tx, SEALER_LOCK))) return 0;
-      let proven = 0;
-      for (const b of await repo.unprovenBatches(tx)) {
-        const now = clock.now();
-        if (b.next_attempt_at !== null && b.next_attempt_at > now) break;
-        const prev = b.sequence > 1 ? await repo.findBySequence(tx, b.sequence - 1) : null;
-        if (b.sequence > 1 && (prev === null || prev.hash === null)) break;
-        const header = b.hash === null ? await this.header(tx, b, prev) : null;
-        if (header) await repo.saveHeader(tx, b.id, header, now);
-        const commitmentValue = header?.commitment ?? b.commitment!;
-        try {
-          const { proof, proofId } = await prover.prove(commitmentValue);
-          await repo.saveProof(tx, b.id, proof, proofId, now);
-          proven++;
-        } catch (err) {
-          logger.error({ err, batch: b.id }, 'proving a batch failed; will retry');
-          await repo.recordFailure(tx, b.id, {
-            error: `proving failed: ${(err as Error).message}`,
-            retryAt: new Date(now.getTime() + backoffMs(b.attempts)),
-            maxAttempts: MAX_ATTEMPTS,
-            now,
-          });
-          break;
-        }
+    let proven = 0;
+    for (const b of await repo.unprovenBatches(db)) {
+      if (b.next_attempt_at !== null && b.next_attempt_at > clock.now()) break;
+      const prev = b.sequence > 1 ? await repo.findBySequence(db, b.sequence - 1) : null;
+      if (b.sequence > 1 && (prev === null || prev.hash === null)) break;
+      const header = b.hash === null ? await this.header(db, b, prev) : null;
+      let proof: Awaited<ReturnType<Prover['prove']>> | null = null;
+      let failure: Error | null = null;
+      try {
+        proof = await prover.prove(header?.commitment ?? b.commitment!);
+      } catch (err) {
+        failure = err as Error;
+        logger.error({ err, batch: b.id }, 'proving a batch failed; will retry');
       }
-      return proven;
-    });
+      // The header is written either way: a batch whose proof keeps failing still chains.
+      const written = await db.transaction(async (tx) => {
+        if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
+        const now = clock.now();
+        if (header) await repo.saveHeader(tx, b.id, header, now);
+        if (proof) return repo.saveProof(tx, b.id, proof.proof, proof.proofId, now);
+        await repo.recordFailure(tx, b.id, {
+          error: `proving failed: ${failure!.message}`,
+          retryAt: new Date(now.getTime() + backoffMs(b.attempts)),
+          maxAttempts: MAX_ATTEMPTS,
+          now,
+        });
+        return false;
+      });
+      if (!written) break;
+      proven++;
+    }
+    return proven;
   }
 
   /** A sealed batch's header and content, from its actions as logged (design.md §6). */

@@ -46,19 +46,20 @@ export async function saveHeader(exec: Executor, id: string, h: SealedHeader, no
     WHERE id = ${id} AND status = 'proving'`);
 }
 
-/** Writes a batch's proof: it is `proven`. */
+/** Writes a batch's proof: it is `proven`. False when it was not `proving` any more. */
 export async function saveProof(
   exec: Executor,
   id: string,
   proof: BatchProof,
   proofId: string,
   now: Date,
-) {
-  await exec.execute(sql`
+): Promise<boolean> {
+  const { rowCount } = await exec.execute(sql`
     UPDATE batches SET status = 'proven', proof = ${JSON.stringify(proof)}::jsonb,
       proof_id = ${proofId}, error = NULL, attempts = 0, next_attempt_at = NULL,
       updated_at = ${now}
     WHERE id = ${id} AND status = 'proving'`);
+  return (rowCount ?? 0) > 0;
 }
 
 /** A step failed for this batch: counts it and, past `maxAttempts`, fails the batch. */
