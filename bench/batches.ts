@@ -29,6 +29,7 @@ import { systemClock } from '../src/lib/clock.js';
 import { newId } from '../src/lib/ids.js';
 import { createBatches } from '../src/modules/batches/wiring.js';
 import {
+  alternate,
   benchSessions,
   loadPhase,
   makeBenchOrg,
@@ -193,18 +194,11 @@ async function eventBus() {
       cpu[side].busy.push(mainBusy(c0, c1));
       return r.perSecond;
     };
-    // ABBAAB…: each side goes first as often as second, so drift over the run cancels out.
-    for (let round = 0; round < ROUNDS; round++) {
-      const a = async () => withBatches.push(await phase(on, 'on'));
-      const b = async () => without.push(await phase(off, 'off'));
-      if (round % 2 === 0) {
-        await a();
-        await b();
-      } else {
-        await b();
-        await a();
-      }
-    }
+    await alternate(
+      ROUNDS,
+      async () => withBatches.push(await phase(on, 'on')),
+      async () => without.push(await phase(off, 'off')),
+    );
     // Whether sealing kept up: the sealed batches still waiting for their header and proof
     // the moment the load stops.
     const { rows: behind } = await on.database.db.execute<{ n: number }>(

@@ -96,6 +96,22 @@ export function presign(w: BenchWallet, templateId: string, from: number, count:
   return bodies;
 }
 
+/**
+ * Runs two sides' phases for `rounds` rounds, alternating which goes first (ABBA…), so the
+ * machine's drift over the run falls on both alike.
+ */
+export async function alternate(
+  rounds: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    const [first, second] = round % 2 === 0 ? [a, b] : [b, a];
+    await first();
+    await second();
+  }
+}
+
 export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
 }

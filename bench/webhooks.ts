@@ -28,6 +28,7 @@ import { newId } from '../src/lib/ids.js';
 import { makeTestCa } from '../test/helpers/webhook-receiver.js';
 import { mainBusy, postmasterOf, processCpuUs, sampleCpu } from './cpu-account.js';
 import {
+  alternate,
   benchSessions,
   loadPhase,
   makeBenchOrg,
@@ -213,25 +214,18 @@ async function main() {
       cpu[side].n += r.ok;
       return r;
     };
-    // ABBA…: each side goes first as often as second, so drift over the run cancels out.
-    for (let round = 0; round < ROUNDS; round++) {
-      const a = async () =>
+    await alternate(
+      ROUNDS,
+      async () =>
         without.push(
           (await measured('plain', () => loadPhase(port, lanesPlain, PHASE_S))).perSecond,
-        );
-      const b = async () =>
+        ),
+      async () =>
         withHook.push(
           (await measured('hooked', () => loadPhase(port, lanesHooked, PHASE_S, answered)))
             .perSecond,
-        );
-      if (round % 2 === 0) {
-        await a();
-        await b();
-      } else {
-        await b();
-        await a();
-      }
-    }
+        ),
+    );
     const settle = performance.now();
     while (arrivals.size < answered.size && performance.now() - settle < 30_000) {
       await new Promise((r) => setTimeout(r, 50));

@@ -1,7 +1,9 @@
 import { expect } from 'vitest';
+import { verifyWebhook } from '@ons/sdk';
 import { ACTION_FEE, createSigner, createTemplate, fund, signEoa, type EoaSigner } from './ebus.js';
 import type { TestMember } from './fixtures.js';
 import type { TestService } from './service.js';
+import type { Receiver } from './webhook-receiver.js';
 
 /**
  * Headers with an access token valid at the fake clock's now: tests here move the clock by
@@ -74,4 +76,37 @@ export async function execute(
 }> {
   const body = await signEoa(svc, signer, { name, params, nonce });
   return call(svc, signer, 'POST', '/ebus/execute', body);
+}
+
+/**
+ * Issue 20 item 1: after a rotation, deliveries carry both signatures (`v1=<new>,v1=<old>`)
+ * for 24 hours, then only the new one. Executes one action before and one after the 24 hours
+ * (nonces 0 and 1); `delivered(n)` waits until the receiver holds `n` deliveries.
+ */
+export async function expectRotationSignatures(
+  svc: TestService,
+  r: Receiver,
+  { signer, templateId }: { signer: EoaSigner; templateId: string },
+  keys: { old: string; rotated: string },
+  delivered: (n: number) => Promise<void>,
+): Promise<void> {
+  const check = async (i: number, key: string) =>
+    (
+      await verifyWebhook(r.received[i]!.headers, r.received[i]!.body, key, {
+        now: svc.clock.now(),
+      })
+    ).ok;
+  await execute(svc, signer, 'mint', { template_id: templateId }, 0);
+  await delivered(1);
+  expect(r.received[0]!.headers['x-webhook-signature']).toMatch(
+    /^t=\d+,v1=[0-9a-f]{64},v1=[0-9a-f]{64}$/,
+  );
+  expect(await check(0, keys.rotated)).toBe(true);
+  expect(await check(0, keys.old)).toBe(true);
+  svc.clock.advance(24 * 60 * 60_000 + 1000);
+  await execute(svc, signer, 'mint', { template_id: templateId }, 1);
+  await delivered(2);
+  expect(r.received[1]!.headers['x-webhook-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  expect(await check(1, keys.rotated)).toBe(true);
+  expect(await check(1, keys.old)).toBe(false);
 }
