@@ -6,6 +6,7 @@ import { canonicalJson } from '../src/lib/canonical-json.js';
 import { verifyInclusion } from '../src/lib/merkle.js';
 import { computeHeader } from '../src/modules/batches/header.js';
 import type { HeaderPool } from '../src/modules/batches/header-pool.js';
+import { Ed25519Prover } from '../src/modules/batches/prover.js';
 import { BatchSealer } from '../src/modules/batches/sealer.js';
 import { BatchSealerWorker } from '../src/workers/batch-sealer.js';
 import { chainProblems } from './helpers/batches.js';
@@ -498,8 +499,14 @@ describe('the sealer worker', () => {
       db: svc.container.db,
       clock: svc.clock,
       config: svc.config,
-      // The service's own prover, so these batches' proofs verify like every other's.
-      prover: svc.container.batches.sealer['deps'].prover,
+      // The service's batch key, so these batches' proofs verify like every other's.
+      prover: new Ed25519Prover(
+        (
+          await svc.container.db.execute<{ private_key: string }>(
+            sql`SELECT private_key FROM batch_keys`,
+          )
+        ).rows[0]!.private_key,
+      ),
       anchor: null,
       logger: svc.container.logger,
       headers,

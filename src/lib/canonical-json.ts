@@ -25,8 +25,12 @@ const fail = (why: string): never => {
   throw new Error(`canonicalJson: cannot encode value: ${why}`);
 };
 
+/** No lone surrogate: a string JSON can carry as it is (ES2024 `isWellFormed`). */
+export const isWellFormed = (s: string): boolean =>
+  (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 function encodeString(s: string): string {
-  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) {
+  if (!isWellFormed(s)) {
     fail('lone surrogate is not allowed');
   }
   return JSON.stringify(s);

@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
 import { createOnsClient, isOnsError } from '@ons/sdk';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/identity.js';
 import {
-  CHROMIUM,
   checkPage,
   launchBrowser,
   startConsoleService,
@@ -12,11 +10,12 @@ import {
   type ConsolePage,
   type ConsoleService,
   signInWithPassword,
+  describeWithChromium,
+  PASSWORD,
+  ownerWithOrganization,
 } from './harness.js';
 
-const PASSWORD = 'correct horse battery';
-
-describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
+describeWithChromium('console: API keys', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   let tab: ConsolePage;
@@ -28,16 +27,10 @@ describe.skipIf(!existsSync(CHROMIUM))('console: API keys', () => {
   beforeAll(async () => {
     live = await startConsoleService();
     browser = await launchBrowser();
-    const email = uniqueEmail('keys');
-    const api = createOnsClient({ baseUrl: live.origin });
-    api.setSession(
-      await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } }),
-    );
-    const { id } = await api.POST('/organizations', {
-      body: { name: 'Keys Org', settings: { allow_self_signup: true } },
-    });
-    orgId = id;
-    await api.POST('/organizations/switch', { body: { organization_id: id } });
+    const owner = await ownerWithOrganization(live.origin, 'keys', 'Keys Org');
+    const { email, api } = owner;
+    orgId = owner.orgId;
+    await api.POST('/organizations/switch', { body: { organization_id: orgId } });
     tab = await browser.newPage();
     page = tab.page;
     await tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], {

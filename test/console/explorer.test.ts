@@ -1,15 +1,14 @@
-import { existsSync } from 'node:fs';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner, createTemplate, fund, signEoa } from '../helpers/ebus.js';
 import {
-  CHROMIUM,
   checkPage,
   launchBrowser,
   startConsoleService,
   type ConsoleBrowser,
   type ConsolePage,
   type ConsoleService,
+  describeWithChromium,
 } from './harness.js';
 
 /**
@@ -17,7 +16,7 @@ import {
  * the batch page shows every spec §2.4 field and verifies the batch in the browser with the
  * SDK's offline checks; a tampered content byte makes the verdict name the failed check.
  */
-describe.skipIf(!existsSync(CHROMIUM))('console: explorer', () => {
+describeWithChromium('console: explorer', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   let tab: ConsolePage;

@@ -1,16 +1,15 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 import {
-  CHROMIUM,
   checkPage,
   launchBrowser,
   startConsoleService,
   type ConsoleBrowser,
   type ConsoleService,
+  describeWithChromium,
 } from './harness.js';
 
-describe.skipIf(!existsSync(CHROMIUM))('the console, served at /console', () => {
+describeWithChromium('the console, served at /console', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   beforeAll(async () => {

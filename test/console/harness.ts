@@ -1,14 +1,20 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { LocalAccount } from 'viem';
+import { createOnsClient } from '@ons/sdk';
+import { uniqueEmail } from '../helpers/identity.js';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.js';
+import { describeIf } from '../helpers/requires.js';
 import { CHROMIUM, CONSOLE_DIST } from './build-setup.js';
 
 export { CHROMIUM };
+
+/** `describe` for a console test: it needs Debian's Chromium (skipped without, but not in CI). */
+export const describeWithChromium = describeIf(existsSync(CHROMIUM), `Chromium at ${CHROMIUM}`);
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SHOTS = path.join(ROOT, 'test-results', 'console');
@@ -205,4 +211,25 @@ export async function signInWithPassword(
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+}
+
+/** The password every console test wallet signs in with. */
+export const PASSWORD = 'correct horse battery';
+
+/**
+ * A password wallet (`uniqueEmail(label)`) that owns a new organization named `name`
+ * (self-signup allowed), made through the API: the client is signed in as that owner.
+ */
+export async function ownerWithOrganization(
+  origin: string,
+  label: string,
+  name: string,
+): Promise<{ email: string; orgId: string; api: ReturnType<typeof createOnsClient> }> {
+  const email = uniqueEmail(label);
+  const api = createOnsClient({ baseUrl: origin });
+  api.setSession(await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } }));
+  const { id } = await api.POST('/organizations', {
+    body: { name, settings: { allow_self_signup: true } },
+  });
+  return { email, orgId: id, api };
 }

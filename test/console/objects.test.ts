@@ -1,25 +1,24 @@
-import { existsSync } from 'node:fs';
 import { createOnsClient } from '@ons/sdk';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
 import { createOrganization } from '../helpers/fixtures.js';
 import {
   addVirtualAuthenticator,
-  CHROMIUM,
   checkPage,
   launchBrowser,
   startConsoleService,
   type ConsoleBrowser,
   type ConsolePage,
   type ConsoleService,
+  describeWithChromium,
 } from './harness.js';
 
 /**
  * Issue 19 item 7: the organization's templates and objects with their faces, and a transfer
  * signed in the browser with the signed-in person's passkey (the CDP virtual authenticator).
  */
-describe.skipIf(!existsSync(CHROMIUM))('console: objects', () => {
+describeWithChromium('console: objects', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   let tab: ConsolePage;

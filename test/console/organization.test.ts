@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
 import { createOnsClient } from '@ons/sdk';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/identity.js';
 import { deposit, randomTxHash } from '../helpers/orgs.js';
 import {
-  CHROMIUM,
   checkPage,
   launchBrowser,
   startConsoleService,
@@ -13,11 +11,11 @@ import {
   type ConsolePage,
   type ConsoleService,
   signInWithPassword,
+  describeWithChromium,
+  PASSWORD,
 } from './harness.js';
 
-const PASSWORD = 'correct horse battery';
-
-describe.skipIf(!existsSync(CHROMIUM))('console: organization, members, balance', () => {
+describeWithChromium('console: organization, members, balance', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   let tab: ConsolePage;

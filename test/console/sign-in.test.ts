@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
 import { createOnsClient, isOnsError } from '@ons/sdk';
 import type { Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createOrganization } from '../helpers/fixtures.js';
 import { uniqueEmail } from '../helpers/identity.js';
 import {
-  CHROMIUM,
   addVirtualAuthenticator,
   checkPage,
   injectWallet,
@@ -15,11 +13,11 @@ import {
   type ConsoleBrowser,
   type ConsoleService,
   signInWithPassword,
+  describeWithChromium,
+  PASSWORD,
 } from './harness.js';
 
-const PASSWORD = 'correct horse battery';
-
-describe.skipIf(!existsSync(CHROMIUM))('console: sign-up, sign-in, sign-out, sessions', () => {
+describeWithChromium('console: sign-up, sign-in, sign-out, sessions', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   beforeAll(async () => {

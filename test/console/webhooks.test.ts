@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
 import { createOnsClient } from '@ons/sdk';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
 import { uniqueEmail } from '../helpers/identity.js';
 import { makeTestCa, startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import {
-  CHROMIUM,
   checkPage,
   launchBrowser,
   startConsoleService,
@@ -14,15 +12,16 @@ import {
   type ConsolePage,
   type ConsoleService,
   signInWithPassword,
+  describeWithChromium,
+  PASSWORD,
+  ownerWithOrganization,
 } from './harness.js';
-
-const PASSWORD = 'correct horse battery';
 
 /**
  * Issue 19 item 5: webhooks in the console, delivering to a real HTTPS receiver (a test CA,
  * loopback allowed) that answers 410 (the delivery is `stopped` at once) and then 200.
  */
-describe.skipIf(!existsSync(CHROMIUM))('console: webhooks', () => {
+describeWithChromium('console: webhooks', () => {
   let live: ConsoleService;
   let browser: ConsoleBrowser;
   let tab: ConsolePage;
@@ -64,15 +63,9 @@ describe.skipIf(!existsSync(CHROMIUM))('console: webhooks', () => {
     });
     const { svc } = live;
     receiver = await startReceiver(ca, () => ({ status: 410 }));
-    const email = uniqueEmail('hooks');
-    const api = createOnsClient({ baseUrl: live.origin });
-    api.setSession(
-      await api.POST('/organizations/wallets', { body: { email, password: PASSWORD } }),
-    );
-    const { id } = await api.POST('/organizations', {
-      body: { name: 'Hooks Org', settings: { allow_self_signup: true } },
-    });
-    orgId = id;
+    const owner = await ownerWithOrganization(live.origin, 'hooks', 'Hooks Org');
+    const { email } = owner;
+    orgId = owner.orgId;
     signer = await createSigner(svc, { orgId });
     await fund(svc, orgId, 10n ** 21n);
     templateId = await createTemplate(svc, orgId, { isPublic: false });

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -29,6 +29,48 @@ export async function redisAnswers(url: string): Promise<boolean> {
     socket.on('connect', () => socket.write('PING\r\n'));
     socket.on('data', (d: Buffer) => done(d.toString('latin1').startsWith('+PONG')));
   });
+}
+
+/** Whether this machine has a `redis-server` binary (.ci/run installs Debian's). */
+export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+
+/**
+ * A `redis-server` of the test's own on `port` (nothing kept on disk), which the test can stop
+ * and start again on the same port.
+ */
+export class TestRedis {
+  readonly url: string;
+  private child: ChildProcess | null = null;
+
+  constructor(port: number) {
+    this.url = `redis://127.0.0.1:${port}`;
+  }
+
+  async start(): Promise<void> {
+    const port = new URL(this.url).port;
+    const child = spawn(
+      'redis-server',
+      ['--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    this.child = child;
+    const until = Date.now() + 10_000;
+    while (!(await redisAnswers(this.url))) {
+      if (Date.now() > until || child.exitCode !== null) {
+        throw new Error('redis-server did not start');
+      }
+      await sleep(50);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+  }
 }
 
 export interface ServiceProcess {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../lib/canonical-json.js';
+import { canonicalJson, isWellFormed } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
 import { affectedObjects, sortedById, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
@@ -75,10 +75,11 @@ const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
  * inserted in RFC 8785 order, so that V8's JSON.stringify — which writes strings and numbers
  * exactly as RFC 8785 §3.2.2 asks — writes it as `canonicalJson` would, in one native call;
  * SLOW for what that does not hold for (an array-index key, a number with no JSON form, a
- * value that is not plain JSON), left to `canonicalJson`.
+ * lone surrogate, a value that is not plain JSON), left to `canonicalJson`.
  */
 function inKeyOrder(v: unknown): unknown {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (v === null || typeof v === 'boolean') return v;
+  if (typeof v === 'string') return isWellFormed(v) ? v : SLOW;
   if (typeof v === 'number') return Number.isFinite(v) ? v : SLOW;
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);
@@ -93,7 +94,7 @@ function inKeyOrder(v: unknown): unknown {
   const o = v as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(o).sort()) {
-    if (INDEX_KEY.test(k)) return SLOW;
+    if (INDEX_KEY.test(k) || !isWellFormed(k)) return SLOW;
     const x = inKeyOrder(o[k]);
     if (x === SLOW) return SLOW;
     if (x !== undefined) out[k] = x;
@@ -110,12 +111,8 @@ function recordForStringify(
   for (const k of keys) {
     const v = k === 'integrity_hash' ? a.integrityHash : a.record[k];
     if (v === undefined) continue;
-    const x = typeof v === 'object' && v !== null ? inKeyOrder(v) : v;
-    if (
-      x === SLOW ||
-      (typeof x === 'string' && !(x as unknown as { isWellFormed(): boolean }).isWellFormed())
-    )
-      return null;
+    const x = inKeyOrder(v);
+    if (x === SLOW) return null;
     out[k] = x;
   }
   return out;

@@ -218,7 +218,7 @@ export class BatchSealer {
 
   /** A sealed batch's header and content, from its actions as logged (design.md §6). */
   private async header(
-    tx: Executor,
+    exec: Executor,
     b: repo.BatchRow,
     prev: repo.BatchRow | null,
   ): Promise<repo.SealedHeader> {
@@ -231,7 +231,7 @@ export class BatchSealer {
       },
       prev: prev ? { hash: prev.hash!, integrity_root: prev.integrity_root! } : null,
     };
-    const read = () => batchActions(tx, b.id);
+    const read = () => batchActions(exec, b.id);
     return this.deps.headers
       ? this.deps.headers.compute(request, read)
       : computeHeader({ ...request, actions: await read() });

@@ -3,18 +3,7 @@ import type { ApplyHooks } from '../ebus/hooks.js';
 import type { AppliedAction } from '../ebus/types.js';
 import { LEASE_MS } from './delivery-runner.js';
 import type { DeliveryHandoff, HandedDelivery } from './handoff.js';
-import { handedRows, outboxInsert, type OutboxAction } from './repo/outbox.js';
-
-/** A delivery as the group statement reads it back (repo/outbox.ts, `handedRows`). */
-interface HandedRow {
-  id: string;
-  webhook_id: string;
-  action_id: string;
-  url: string;
-  /** hex */
-  signing_key: string;
-  previous_key: string | null;
-}
+import { handedRows, outboxInsert, type HandedRow, type OutboxAction } from './repo/outbox.js';
 import { MAX_WEBHOOKS } from './schema.js';
 
 /**

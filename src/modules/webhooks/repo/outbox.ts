@@ -22,6 +22,17 @@ export interface OutboxAction {
   eo: string;
 }
 
+/** A delivery as {@link handedRows} reads it back. */
+export interface HandedRow {
+  id: string;
+  webhook_id: string;
+  action_id: string;
+  url: string;
+  /** hex */
+  signing_key: string;
+  previous_key: string | null;
+}
+
 /**
  * Reads back the rows `outboxInsert` wrote claimed (the group statement's `readBack`, `rows`
  * its CTE): each with its webhook's address and keys as the statement sees them — the
