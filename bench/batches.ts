@@ -158,11 +158,14 @@ async function serviceWith(env: Record<string, string>) {
 }
 
 async function eventBus() {
-  // BENCH_ON_ENV (JSON) adds settings to the batches side, to take its cost apart.
-  const on = await serviceWith(
-    JSON.parse(process.env.BENCH_ON_ENV ?? '{}') as Record<string, string>,
-  );
-  const off = await serviceWith({ BATCHES_ENABLED: 'false', BATCH_SEALER: 'false' });
+  // BENCH_ON_ENV and BENCH_OFF_ENV (JSON) add settings to a side, to take its cost apart.
+  const envOf = (name: string) => JSON.parse(process.env[name] ?? '{}') as Record<string, string>;
+  const on = await serviceWith(envOf('BENCH_ON_ENV'));
+  const off = await serviceWith({
+    ...envOf('BENCH_OFF_ENV'),
+    BATCHES_ENABLED: 'false',
+    BATCH_SEALER: 'false',
+  });
   try {
     for (const s of [on, off]) {
       await loadPhase(

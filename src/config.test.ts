@@ -80,6 +80,14 @@ describe('config', () => {
     ).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
   });
 
+  it('runs batch headers at the idle priority unless BATCH_HEADER_PRIORITY says otherwise', () => {
+    expect(loadConfig({}).batches.headerPriority).toBe('idle');
+    expect(loadConfig({ BATCH_HEADER_PRIORITY: 'low' }).batches.headerPriority).toBe('low');
+    expect(() => loadConfig({ BATCH_HEADER_PRIORITY: 'high' })).toThrow(
+      /BATCH_HEADER_PRIORITY must be one of idle, low, normal, got "high"/,
+    );
+  });
+
   it('delivers webhooks in the API process unless WEBHOOK_DELIVERY is false', () => {
     expect(loadConfig({}).webhooks).toEqual({
       allowLoopback: false,

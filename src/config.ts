@@ -56,6 +56,8 @@ export interface Config {
     enabled: boolean;
     /** This process runs the sealer (BATCH_SEALER); any number may, one acts at a time. */
     sealerInProcess: boolean;
+    /** How the batch header thread yields to requests (BATCH_HEADER_PRIORITY; docs/batches.md). */
+    headerPriority: HeaderPriority;
   };
   /** Posting proven batches' commitments to an EVM chain (docs/anchoring.md); null: off. */
   anchor: AnchorConfig | null;
@@ -92,6 +94,13 @@ export interface AnchorConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * The batch header thread's scheduling: `idle` (Linux SCHED_IDLE: it runs only on a core
+ * nothing else wants), `low` (nice 10), `normal` (as the process).
+ */
+export const HEADER_PRIORITIES = ['idle', 'low', 'normal'] as const;
+export type HeaderPriority = (typeof HEADER_PRIORITIES)[number];
 
 class ConfigError extends Error {}
 
@@ -137,6 +146,15 @@ function list(env: Env, name: string, fallback: string[]): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -307,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
       challengeWindowSeconds: int(env, 'BATCH_CHALLENGE_WINDOW_SECONDS', 3600, 0),
       enabled: bool(env, 'BATCHES_ENABLED', true),
       sealerInProcess: bool(env, 'BATCH_SEALER', true),
+      headerPriority: oneOf(env, 'BATCH_HEADER_PRIORITY', HEADER_PRIORITIES, 'idle'),
     },
     anchor: anchor(env),
     webhooks: {

@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { describeIf } from '../../../test/helpers/requires.js';
 import type { ContentAction } from './content.js';
 import { computeHeader, type HeaderInput } from './header.js';
 import { HeaderPool } from './header-pool.js';
@@ -67,7 +70,9 @@ describe('the batch header thread', () => {
   });
 
   it('with the database, reads the actions on its own connection, never on the event loop', async () => {
-    const pool = new HeaderPool(pino({ level: 'silent' }), await freshDatabaseUrl());
+    const pool = new HeaderPool(pino({ level: 'silent' }), {
+      databaseUrl: await freshDatabaseUrl(),
+    });
     pools.push(pool);
     const { actions: _, ...request } = input(0);
     // No batch `bat_1` in a new database: the thread reads no actions, and says so by the
@@ -76,10 +81,64 @@ describe('the batch header thread', () => {
   });
 
   it("answers a failed read of its own as the caller's error, and stays threaded", async () => {
-    const pool = new HeaderPool(pino({ level: 'silent' }), databaseUrl('ons_no_such_database'));
+    const pool = new HeaderPool(pino({ level: 'silent' }), {
+      databaseUrl: databaseUrl('ons_no_such_database'),
+    });
     pools.push(pool);
     const { actions: _, ...request } = input(0);
     await expect(pool.compute(request, mustNotRead)).rejects.toThrow(/ons_no_such_database/);
     expect(pool.threaded).toBe(true);
+  });
+});
+
+/** A thread's scheduling policy (0 normal, 5 SCHED_IDLE) and nice value, from Linux's /proc. */
+function scheduling(tid: number): { policy: number; nice: number } {
+  const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 19 (nice) and 41 (policy) of proc(5), counted from field 3 (state) here.
+  return { nice: Number(fields[16]), policy: Number(fields[38]) };
+}
+
+const hasChrt = (() => {
+  try {
+    execFileSync('chrt', ['--version'], { stdio: 'ignore' });
+    return process.platform === 'linux';
+  } catch {
+    return false;
+  }
+})();
+
+describeIf(hasChrt, "Linux and util-linux's chrt")("the header thread's priority", () => {
+  const started = async (priority?: 'idle' | 'low' | 'normal') => {
+    const pool = new HeaderPool(pino({ level: 'silent' }), priority ? { priority } : {});
+    pools.push(pool);
+    const info = await pool.threadInfo();
+    expect(info?.tid).toEqual(expect.any(Number));
+    return { info: info!, sched: scheduling(info!.tid!), pool };
+  };
+
+  it('is SCHED_IDLE by default, and headers still come', async () => {
+    const { info, sched, pool } = await started();
+    expect(info.priority).toBe('idle');
+    expect(sched.policy).toBe(5);
+    expect(await computeOn(pool, input(20))).toEqual(await computeHeader(input(20)));
+  });
+
+  it('is nice 10 when low', async () => {
+    const { info, sched } = await started('low');
+    expect(info.priority).toBe('low');
+    expect(sched).toEqual({ policy: 0, nice: 10 });
+  });
+
+  it("is the process's when normal", async () => {
+    const { info, sched } = await started('normal');
+    expect(info.priority).toBe('normal');
+    expect(sched).toEqual({ policy: 0, nice: scheduling(process.pid).nice });
+  });
+
+  it('reports no thread once closed', async () => {
+    const pool = new HeaderPool(pino({ level: 'silent' }));
+    await pool.close();
+    expect(await pool.threadInfo()).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import type { HeaderPriority } from '../../config.js';
 import type { ContentAction } from './content.js';
 import {
   computeHeader,
@@ -16,6 +17,20 @@ interface Pending {
   reject: (err: Error) => void;
   request: HeaderRequest;
   read: ActionsReader;
+}
+
+/** The header thread's options. */
+export interface HeaderPoolOptions {
+  /** The database's connection string: the thread reads each batch's actions itself. */
+  databaseUrl?: string;
+  /** How the thread yields to requests (header-thread.ts); `idle` when not given. */
+  priority?: HeaderPriority;
+}
+
+/** The thread as it started: its Linux thread id (null elsewhere) and the priority it got. */
+export interface HeaderThreadInfo {
+  tid: number | null;
+  priority: HeaderPriority;
 }
 
 /** How long close() waits for the thread to end its database connection. */
@@ -41,11 +56,18 @@ export class HeaderPool {
   private closed = false;
   private next = 0;
   private readonly pending = new Map<number, Pending>();
+  private readonly databaseUrl: string | undefined;
+  private readonly priority: HeaderPriority;
+  private started: Promise<HeaderThreadInfo | null> = Promise.resolve(null);
+  private onStarted: (info: HeaderThreadInfo | null) => void = () => {};
 
   constructor(
     private readonly logger: Logger,
-    private readonly databaseUrl?: string,
-  ) {}
+    opts: HeaderPoolOptions = {},
+  ) {
+    this.databaseUrl = opts.databaseUrl;
+    this.priority = opts.priority ?? 'idle';
+  }
 
   /** Whether headers go to the thread (false once it failed, or after close). */
   get threaded(): boolean {
@@ -67,6 +89,12 @@ export class HeaderPool {
     });
   }
 
+  /** The thread, started if it was not, as it reported itself; null when there is none. */
+  threadInfo(): Promise<HeaderThreadInfo | null> {
+    if (!this.threaded || !this.thread()) return Promise.resolve(null);
+    return this.started;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const w = this.worker;
@@ -84,9 +112,22 @@ export class HeaderPool {
     if (this.worker) return this.worker;
     try {
       const w = new Worker(new URL('./header-thread.mjs', import.meta.url), {
-        workerData: { databaseUrl: this.databaseUrl ?? null },
+        workerData: { databaseUrl: this.databaseUrl ?? null, priority: this.priority },
       });
-      w.on('message', (m: { n: number; header?: ComputedHeader; error?: string }) => {
+      this.started = new Promise((resolve) => (this.onStarted = resolve));
+      type Message = { n: number; header?: ComputedHeader; error?: string };
+      w.on('message', (m: Message | { started: HeaderThreadInfo }) => {
+        if ('started' in m) {
+          this.logger.debug(m.started, 'the batch header thread started');
+          if (m.started.priority !== this.priority) {
+            this.logger.info(
+              { wanted: this.priority, got: m.started.priority },
+              'the batch header thread could not take the priority it was given',
+            );
+          }
+          this.onStarted(m.started);
+          return;
+        }
         const p = this.pending.get(m.n);
         if (!p) return;
         this.pending.delete(m.n);
@@ -100,6 +141,7 @@ export class HeaderPool {
         this.failOver();
       });
       w.on('exit', () => {
+        this.onStarted(null);
         if (this.worker === w) this.worker = null;
         this.failOver();
       });

@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
+import type { HeaderPriority } from '../../config.js';
 import { createDatabase, type Database } from '../../db/pool.js';
 import { batchActions } from '../ebus/index.js';
 import { computeHeader, type HeaderInput, type HeaderRequest } from './header.js';
@@ -10,18 +13,57 @@ import { computeHeader, type HeaderInput, type HeaderRequest } from './header.js
  * here, on the thread's own connection (`workerData.databaseUrl`), opened at the first.
  */
 const port = parentPort!;
+const { databaseUrl, priority } = workerData as {
+  databaseUrl: string | null;
+  priority: HeaderPriority;
+};
 
-// Headers are background work: nothing waits on one but the batch's `proven` status (the
-// next close does not: workers/batch-sealer.ts). On Linux a thread has its own nice value;
-// below normal (10) lets the event loop and the database's backends, which serve requests,
-// go first whenever they compete for a core, while the thread still gets about a tenth of a
-// core under full load, and every idle core (docs/performance.md, "Transaction batches").
-try {
-  setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
-} catch {
-  /* not allowed here: it runs at the process's priority */
+/** The thread's own id (Linux), or null where there is no /proc/thread-self. */
+function threadId(): number | null {
+  try {
+    return Number(readlinkSync('/proc/thread-self').split('/').pop());
+  } catch {
+    return null;
+  }
 }
-const { databaseUrl } = workerData as { databaseUrl: string | null };
+
+/**
+ * Headers are background work: nothing waits on one but the batch's `proven` status (the
+ * next close does not: workers/batch-sealer.ts). On Linux a thread has a scheduling policy
+ * and a nice value of its own:
+ * - `idle` puts it in SCHED_IDLE (through util-linux's `chrt`, as Node has no call for it):
+ *   it runs on whatever core time nothing else wants, and a request's thread or a database
+ *   backend that wakes takes the core from it at once. At nice 10 it also yields, but the
+ *   kernel lets it finish its time slice first, which delays the woken event loop by up to
+ *   a few milliseconds (docs/performance.md, "Transaction batches");
+ * - `low` (and `idle` where `chrt` is missing) is nice 10;
+ * - `normal` leaves it as the process.
+ * Answers what it got.
+ */
+function lowerPriority(wanted: HeaderPriority, tid: number | null): HeaderPriority {
+  if (wanted === 'normal') return 'normal';
+  if (wanted === 'idle' && tid !== null) {
+    try {
+      execFileSync('chrt', ['--idle', '--pid', '0', String(tid)], {
+        stdio: 'ignore',
+        timeout: 5_000,
+      });
+      return 'idle';
+    } catch {
+      /* no chrt here: nice 10 instead */
+    }
+  }
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+    return 'low';
+  } catch {
+    return 'normal';
+  }
+}
+
+const tid = threadId();
+port.postMessage({ started: { tid, priority: lowerPriority(priority, tid) } });
+
 let database: Database | null = null;
 
 async function header(m: { input?: HeaderInput; request?: HeaderRequest }) {

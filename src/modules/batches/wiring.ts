@@ -57,7 +57,10 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   const attestation = new Ed25519Prover(pem);
   const anchor =
     w.anchor !== undefined ? w.anchor : w.config.anchor ? createViemAnchor(w.config.anchor) : null;
-  const headers = new HeaderPool(w.logger, w.databaseUrl);
+  const headers = new HeaderPool(w.logger, {
+    ...(w.databaseUrl ? { databaseUrl: w.databaseUrl } : {}),
+    priority: w.config.batches.headerPriority,
+  });
   const sealer = new BatchSealer({
     headers,
     db: w.db,
