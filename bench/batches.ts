@@ -11,8 +11,10 @@
  *  (2) the event bus, POST /ebus/execute, 50 connections (one wallet each), alternately on a
  *      service with batches on (the default: every action joins a batch, the sealer runs in
  *      the process) and one with BATCHES_ENABLED=false, each on its own database,
- *      BENCH_PHASE_SECONDS (8) each, BENCH_ROUNDS (3) rounds alternating which goes first
- *      (ABBAAB): actions/s of each and the ratio of the means, and the CPU per action of each
+ *      BENCH_PHASE_SECONDS (8) each, BENCH_ROUNDS (3, at most 30) rounds alternating which
+ *      goes first (ABBAAB): actions/s of each and the ratio of the means with its standard
+ *      error (from the rounds' own ratios, which scatter by several per cent on a 2-core
+ *      machine: more rounds narrow it), and the CPU per action of each
  *      side (its service process and the PostgreSQL server), which load from other work on
  *      the machine disturbs far less than throughput.
  */
@@ -37,14 +39,14 @@ import {
   startBenchService,
   type BenchOrg,
 } from './ebus-load.js';
-import { mainBusy, postmasterOf, sampleCpu } from './cpu-account.js';
+import { machineIdle, mainBusy, postmasterOf, sampleCpu } from './cpu-account.js';
 import { median, scratchDatabase } from './scratch-database.js';
 
 const SEAL_ACTIONS = Math.min(10_000, Number(process.env.BENCH_SEAL_ACTIONS ?? 1000));
 const SEAL_RUNS = Math.min(20, Number(process.env.BENCH_SEAL_RUNS ?? 7));
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const CONNECTIONS = 50;
-const ROUNDS = Math.min(12, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.min(30, Number(process.env.BENCH_ROUNDS ?? 3));
 // Enough presigned actions for ~6,000 actions/s over every phase of a side.
 const PER_WALLET = Math.ceil((6_000 * PHASE_S) / CONNECTIONS) * ROUNDS;
 const WARM_UP = 40;
@@ -157,6 +159,18 @@ async function serviceWith(env: Record<string, string>) {
   };
 }
 
+/**
+ * "± 0.012 (standard error; rounds 0.87–1.07)": how far the mean of the rounds' ratios may
+ * lie from the true one.
+ */
+function spread(ratios: number[]): string {
+  const n = ratios.length;
+  const mean = ratios.reduce((a, b) => a + b, 0) / n;
+  const variance = ratios.reduce((a, r) => a + (r - mean) ** 2, 0) / Math.max(1, n - 1);
+  const range = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  return `± ${Math.sqrt(variance / n).toFixed(3)} (standard error; rounds ${range})`;
+}
+
 async function eventBus() {
   // BENCH_ON_ENV and BENCH_OFF_ENV (JSON) add settings to a side, to take its cost apart.
   const envOf = (name: string) => JSON.parse(process.env[name] ?? '{}') as Record<string, string>;
@@ -180,8 +194,8 @@ async function eventBus() {
     // CPU per action of each side (service and the PostgreSQL server, summed over its phases),
     // which other work on the machine disturbs far less than throughput.
     const cpu = {
-      on: { svc: 0, pg: 0, n: 0, busy: [] as number[] },
-      off: { svc: 0, pg: 0, n: 0, busy: [] as number[] },
+      on: { svc: 0, pg: 0, n: 0, busy: [] as number[], idle: [] as number[] },
+      off: { svc: 0, pg: 0, n: 0, busy: [] as number[], idle: [] as number[] },
     };
     const phase = async (s: typeof on, side: 'on' | 'off') => {
       // Every phase starts from a fresh checkpoint. At this rate the server's own checkpoints
@@ -195,6 +209,7 @@ async function eventBus() {
       cpu[side].pg += c1.postgres - c0.postgres;
       cpu[side].n += r.ok;
       cpu[side].busy.push(mainBusy(c0, c1));
+      cpu[side].idle.push(machineIdle(c0, c1));
       return r.perSecond;
     };
     await alternate(
@@ -223,10 +238,10 @@ async function eventBus() {
     const r = rows[0]!;
     console.log(`machine: ${os.cpus().length} cores, load average before (2) ${load0}`);
     console.log(
-      `(2) POST /ebus/execute, ${CONNECTIONS} connections, ${PHASE_S} s phases: with batches ${withBatches.map(fmt).join(', ')} actions/s; without ${without.map(fmt).join(', ')} actions/s; ratio ${(avg(withBatches) / avg(without)).toFixed(3)}`,
+      `(2) POST /ebus/execute, ${CONNECTIONS} connections, ${PHASE_S} s phases: with batches ${withBatches.map(fmt).join(', ')} actions/s; without ${without.map(fmt).join(', ')} actions/s; ratio ${(avg(withBatches) / avg(without)).toFixed(3)} ${spread(withBatches.map((x, i) => x / without[i]!))}`,
     );
     const per = (c: (typeof cpu)['on']) =>
-      `service ${Math.round(c.svc / c.n)} µs + postgres ${Math.round(c.pg / c.n)} µs = ${Math.round((c.svc + c.pg) / c.n)} µs (main thread busy ${c.busy.map((b) => `${Math.round(b * 100)} %`).join(', ')})`;
+      `service ${Math.round(c.svc / c.n)} µs + postgres ${Math.round(c.pg / c.n)} µs = ${Math.round((c.svc + c.pg) / c.n)} µs (main thread busy ${c.busy.map((b) => `${Math.round(b * 100)} %`).join(', ')}; machine idle ${Math.round((c.idle.reduce((a, b) => a + b, 0) / c.idle.length) * 100)} %)`;
     console.log(
       `    CPU per action: with batches ${per(cpu.on)}; without ${per(cpu.off)}; ratio (without ÷ with) ${((cpu.off.svc + cpu.off.pg) / cpu.off.n / ((cpu.on.svc + cpu.on.pg) / cpu.on.n)).toFixed(3)}`,
     );

@@ -4,6 +4,7 @@
  * per operation, which a single throughput figure hides on a 2-core machine.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 
 const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
 
@@ -60,7 +61,15 @@ function postgresCpuUs(): number {
   return total;
 }
 
+/** Idle time of every core of the machine in µs (/proc/stat: idle + iowait), summed. */
+function machineIdleUs(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  return (Number(cpu[4]) + Number(cpu[5])) * TICK_US;
+}
+
 export interface CpuSample {
+  /** The whole machine's idle core time. */
+  idle: number;
   service: number;
   /** The service's main thread alone (its event loop): the bottleneck when it nears 100 %. */
   main: number;
@@ -73,6 +82,7 @@ export interface CpuSample {
 export function sampleCpu(servicePid: number | undefined, postmaster?: number): CpuSample {
   const self = process.cpuUsage();
   return {
+    idle: machineIdleUs(),
     service: servicePid === undefined ? 0 : treeCpuUs(servicePid),
     main: servicePid === undefined ? 0 : (statOf(`${servicePid}/task/${servicePid}`)?.cpu ?? 0),
     postgres: postmaster === undefined ? postgresCpuUs() : treeCpuUs(postmaster),
@@ -84,6 +94,11 @@ export function sampleCpu(servicePid: number | undefined, postmaster?: number): 
 /** The share of the wall time between two samples that the service's main thread was busy. */
 export function mainBusy(from: CpuSample, to: CpuSample): number {
   return (to.main - from.main) / Math.max(1, to.wall - from.wall);
+}
+
+/** The share of the machine's core time between two samples that no process used. */
+export function machineIdle(from: CpuSample, to: CpuSample): number {
+  return (to.idle - from.idle) / Math.max(1, (to.wall - from.wall) * cpus().length);
 }
 
 /** "service 310 µs, postgres 240 µs, load generator 60 µs per action; 1.7 cores busy". */
