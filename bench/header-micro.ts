@@ -1,7 +1,8 @@
 /**
  * Where a sealed batch's header time goes (issue 16 item 10): a service with batches on takes
  * real signed mints for a few seconds, then this process times, on one sealed batch of
- * ~1,000 actions, reading its actions and each part of its header, BENCH_RUNS (15) times.
+ * ~1,000 actions, reading its actions and each part of its header, and the whole as the
+ * header thread does it (read 100 rows at a time, hashed as they come), BENCH_RUNS (15) times.
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/header-micro.ts
  */
@@ -9,10 +10,10 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase } from '../src/db/pool.js';
-import { contentDigest, sortedAffectedObjects } from '../src/modules/batches/content.js';
+import { recordText, sortedAffectedObjects } from '../src/modules/batches/content.js';
 import { actionsHash, integrityRoot } from '../src/modules/batches/formulas.js';
-import { computeHeader } from '../src/modules/batches/header.js';
-import { batchActions } from '../src/modules/ebus/index.js';
+import { computeHeader, HeaderBuilder } from '../src/modules/batches/header.js';
+import { batchActionPages, batchActions } from '../src/modules/ebus/index.js';
 import { benchSessions, loadPhase, makeBenchOrg, presign, startBenchService } from './ebus-load.js';
 import { median, scratchDatabase } from './scratch-database.js';
 
@@ -51,7 +52,8 @@ try {
     prev: null,
   };
   const t = { read: [] as number[], actions: [] as number[], objects: [] as number[] };
-  Object.assign(t, { root: [] as number[], content: [] as number[], header: [] as number[] });
+  Object.assign(t, { root: [] as number[], records: [] as number[], header: [] as number[] });
+  Object.assign(t, { paged: [] as number[] });
   const times = t as Record<string, number[]>;
   for (let i = 0; i < RUNS; i++) {
     let t0 = performance.now();
@@ -68,10 +70,15 @@ try {
     lap('objects');
     integrityRoot(objects, true);
     lap('root');
-    await contentDigest(request.batch.version, {} as never, '0x', actions, objects);
-    lap('content');
+    for (const a of actions) recordText(request.batch.version, a);
+    lap('records');
     await computeHeader({ ...request, actions });
     lap('header');
+    // As the header thread does it: 100 rows per statement, hashed as they come.
+    const builder = new HeaderBuilder(request);
+    for await (const page of batchActionPages(database.db, b.id, 100)) builder.add(page);
+    builder.build();
+    lap('paged');
   }
   const bytes = JSON.stringify((await batchActions(database.db, b.id)).map((a) => a.record)).length;
   console.log(

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/lib/canonical-json.js';
 import { verifyInclusion } from '../src/lib/merkle.js';
 import { computeHeader } from '../src/modules/batches/header.js';
+import { batchActionPages, batchActions } from '../src/modules/ebus/index.js';
 import type { HeaderPool } from '../src/modules/batches/header-pool.js';
 import { Ed25519Prover } from '../src/modules/batches/prover.js';
 import { BatchSealer } from '../src/modules/batches/sealer.js';
@@ -323,6 +324,25 @@ describe('roots, content and proof, recomputed from the raw rows', () => {
       expect(b.challenge_window_end).not.toBe('');
       expect(b.when_completed).toBe('');
     }
+  });
+
+  it('are read page by page exactly as at once, as the header thread reads them', async () => {
+    const list = (await get('/batches?status=proven&limit=100')).json().batches as {
+      id: string;
+      actions_count: number;
+    }[];
+    const b = list.reduce((x, y) => (y.actions_count > x.actions_count ? y : x));
+    const whole = await batchActions(svc.container.db, b.id);
+    expect(whole.length).toBeGreaterThan(2);
+    for (const size of [1, 2, whole.length, whole.length + 1]) {
+      const pages: unknown[][] = [];
+      for await (const page of batchActionPages(svc.container.db, b.id, size)) pages.push(page);
+      expect(pages.every((p) => p.length > 0 && p.length <= size)).toBe(true);
+      expect(pages.flat()).toEqual(whole);
+    }
+    const none: unknown[] = [];
+    for await (const page of batchActionPages(svc.container.db, 'bat_none', 5)) none.push(page);
+    expect(none).toEqual([]);
   });
 
   it('the action log records carry signature and expires, for an EOA and a passkey', async () => {

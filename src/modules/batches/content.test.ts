@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import { contentBytes, contentDigest, type ContentAction } from './content.js';
-import { affectedObjects, compareBytes, type BatchHeader } from './formulas.js';
+import { contentBytes, type ContentAction } from './content.js';
+import { affectedObjects, compareBytes, ipfsUrl, type BatchHeader } from './formulas.js';
+import { HeaderBuilder } from './header.js';
 
 /** The content's record of an action, written out as design.md §6 names its fields. */
 function contentRecord(r: ActionLogRecord) {
@@ -114,12 +114,30 @@ describe('batch content', () => {
     expect(contentBytes(2, header, hash, actions).toString('utf8')).toBe(whole);
   });
 
-  it('is hashed piece by piece to the SHA-256 of its bytes, in either version', async () => {
+  it('is hashed as its actions come, page by page, to the CID of its bytes, in either version', () => {
     for (const version of [1, 2]) {
-      const bytes = contentBytes(version, header, hash, actions);
-      const expected = createHash('sha256').update(bytes).digest('hex');
-      expect((await contentDigest(version, header, hash, actions)).toString('hex')).toBe(expected);
+      const request = {
+        batch: { id: 'bat_1', sequence: 3, version, when_created: header.when_created },
+        prev: { hash: header.prev_hash, integrity_root: header.prev_integrity_root },
+      };
+      const built = [1, 7, 64, actions.length].map((page) => {
+        const builder = new HeaderBuilder(request);
+        for (let i = 0; i < actions.length; i += page) builder.add(actions.slice(i, i + page));
+        return builder.build();
+      });
+      for (const h of built.slice(1)) expect(h).toEqual(built[0]);
+      const { hash: h, ipfs_url: url, ...head } = built[0]!;
+      expect(head.actions_count).toBe(actions.length);
+      expect(head.total_fee_wei).toBe(String(1000 * actions.length));
+      expect(url).toBe(ipfsUrl(contentBytes(version, head, h, actions)));
     }
     expect(() => contentBytes(3, header, hash, actions)).toThrow(/unknown batch content version/);
+    expect(
+      () =>
+        new HeaderBuilder({
+          batch: { id: 'b', sequence: 1, version: 3, when_created: '' },
+          prev: null,
+        }),
+    ).toThrow(/unknown batch content version 3/);
   });
 });

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { canonicalJson, isWellFormed } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
 import { affectedObjects, sortedById, type BatchHeader } from './formulas.js';
@@ -126,45 +125,59 @@ export interface ContentAction {
 
 /**
  * The content of a batch (what `ipfs_url` names and `GET /batches/{id}/content` serves), in
- * the batch's content `version`, as the pieces of its text in order:
+ * the batch's content `version`:
  * - 1: RFC 8785 JSON of `{batch, actions}`, the actions with the {@link V1_KEYS} fields;
  * - 2: RFC 8785 JSON of `{version: 2, batch, actions, objects}`, the actions with the
  *   {@link V2_KEYS} fields and `objects` the affected objects' `{id,
  *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`.
  * RFC 8785 writes an object's members in key order ("actions" < "batch" < "objects" <
- * "version") and an array's elements joined by commas, so the pieces joined are exactly the
- * RFC 8785 text of the whole (content.test.ts checks it against `canonicalJson`).
+ * "version") and an array's elements joined by commas, so the text is written in three
+ * pieces that joined are exactly the RFC 8785 text of the whole (content.test.ts checks it
+ * against `canonicalJson`): {@link CONTENT_HEAD}, the actions' records in execution order
+ * joined by commas ({@link recordText}), and {@link contentTail}. The actions come first, so
+ * the text can be hashed as they are read, before the header is known.
  */
-function* contentParts(
+export const CONTENT_HEAD = '{"actions":[';
+
+/** Throws for a content version this code does not write. */
+export function assertContentVersion(version: number): asserts version is 1 | 2 {
+  if (version !== 1 && version !== 2) throw new Error(`unknown batch content version ${version}`);
+}
+
+function keysOf(version: number): readonly ContentKey[] {
+  assertContentVersion(version);
+  return version === 1 ? V1_KEYS : V2_KEYS;
+}
+
+/** One action's record in a batch's content of `version`. */
+export function recordText(version: number, a: ContentAction): string {
+  return recordJson(keysOf(version), a);
+}
+
+/** The content's text after the actions: the header with its hash and, in version 2, the objects. */
+export function contentTail(
   version: number,
   header: BatchHeader,
   hash: string,
-  actions: readonly ContentAction[],
-  objects?: readonly { id: string; integrity_hash: string }[],
-): Generator<string> {
-  if (version !== 1 && version !== 2) throw new Error(`unknown batch content version ${version}`);
-  yield '{"actions":[';
-  const keys = version === 1 ? V1_KEYS : V2_KEYS;
-  for (let i = 0; i < actions.length; i++) {
-    const text = recordJson(keys, actions[i]!);
-    yield i === 0 ? text : `,${text}`;
-  }
-  yield `],"batch":${canonicalJson({ ...header, hash })}`;
-  if (version === 2) {
-    const leaves = objects ?? sortedAffectedObjects(actions);
-    yield `,"objects":${canonicalJson(leaves.map((o) => ({ id: o.id, integrity_hash: o.integrity_hash })))},"version":2`;
-  }
-  yield '}';
+  objects: readonly { id: string; integrity_hash: string }[],
+): string {
+  assertContentVersion(version);
+  const batch = `],"batch":${canonicalJson({ ...header, hash })}`;
+  if (version === 1) return `${batch}}`;
+  const leaves = objects.map((o) => ({ id: o.id, integrity_hash: o.integrity_hash }));
+  return `${batch},"objects":${canonicalJson(leaves)},"version":2}`;
 }
 
-/** The content bytes of a batch (see contentParts). */
+/** The content bytes of a batch (see {@link CONTENT_HEAD}). */
 export function contentBytes(
   version: number,
   header: BatchHeader,
   hash: string,
   actions: readonly ContentAction[],
 ): Buffer {
-  return Buffer.from([...contentParts(version, header, hash, actions)].join(''), 'utf8');
+  const records = actions.map((a) => recordText(version, a)).join(',');
+  const tail = contentTail(version, header, hash, sortedAffectedObjects(actions));
+  return Buffer.from(`${CONTENT_HEAD}${records}${tail}`, 'utf8');
 }
 
 /**
@@ -180,39 +193,6 @@ export function sortedAffectedObjects(
       actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
     ),
   );
-}
-
-/** Actions serialized between two turns given to the event loop by {@link contentDigest}. */
-const ACTIONS_PER_TURN = 64;
-/** Text gathered before it goes to the hash (one call per piece costs more than the hashing). */
-const DIGEST_CHUNK = 64 * 1024;
-
-/**
- * SHA-256 of {@link contentBytes}, hashed piece by piece, without the megabyte of text
- * (1,000 actions) that the bytes are. Headers are computed on their own thread
- * (header-pool.ts); when that thread is unavailable they run on the event loop, which this
- * gives a turn after every {@link ACTIONS_PER_TURN} actions.
- */
-export async function contentDigest(
-  version: number,
-  header: BatchHeader,
-  hash: string,
-  actions: readonly ContentAction[],
-  objects?: readonly { id: string; integrity_hash: string }[],
-): Promise<Buffer> {
-  const digest = createHash('sha256');
-  let n = 0;
-  let chunk = '';
-  for (const part of contentParts(version, header, hash, actions, objects)) {
-    chunk += part;
-    if (chunk.length >= DIGEST_CHUNK) {
-      digest.update(chunk, 'utf8');
-      chunk = '';
-    }
-    if (++n % ACTIONS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-  }
-  digest.update(chunk, 'utf8');
-  return digest.digest();
 }
 
 /** The header of a batch whose header is written (`hash` set), from its row. */

@@ -45,7 +45,12 @@ const sha256 = (...parts: Uint8Array[]): Buffer => {
 
 /** `actions_hash`: the tree over the action hashes in execution order (32-byte leaves). */
 export function actionsHash(actionHashes: readonly string[]): string {
-  return hex(merkleRootOfData(actionHashes.map(hashBytes)));
+  return actionsHashOfBytes(actionHashes.map(hashBytes));
+}
+
+/** {@link actionsHash} over the action hashes' raw 32 bytes. */
+export function actionsHashOfBytes(actionHashes: readonly Uint8Array[]): string {
+  return hex(merkleRootOfData(actionHashes));
 }
 
 /** An `integrity_root` leaf's data: UTF-8 of the object id ‖ 0x00 ‖ its integrity hash. */

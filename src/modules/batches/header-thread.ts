@@ -4,8 +4,16 @@ import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { HeaderPriority } from '../../config.js';
 import { createDatabase, type Database } from '../../db/pool.js';
-import { batchActions } from '../ebus/index.js';
-import { computeHeader, type HeaderInput, type HeaderRequest } from './header.js';
+import { batchActionPages } from '../ebus/index.js';
+import { computeHeader, HeaderBuilder, type HeaderInput, type HeaderRequest } from './header.js';
+
+/**
+ * Actions read per statement: a whole batch at the default size (one statement, as fewer
+ * statements cost PostgreSQL less), and at most this many rows held for a larger one.
+ * Pages of 100, which keep the working set ~75 KB, measured no better for the event bus
+ * (docs/performance.md, "Transaction batches", session 9).
+ */
+const READ_PAGE = 1_000;
 
 /**
  * The batch header thread (header-pool.ts): computes each header it is sent and answers it,
@@ -70,8 +78,12 @@ async function header(m: { input?: HeaderInput; request?: HeaderRequest }) {
   if (m.input) return computeHeader(m.input);
   if (!databaseUrl) throw new Error('the header thread has no database');
   database ??= createDatabase(databaseUrl, 1);
-  const actions = await batchActions(database.db, m.request!.batch.id);
-  return computeHeader({ ...m.request!, actions });
+  // A page at a time: the thread never holds the whole batch (header.ts, HeaderBuilder).
+  const builder = new HeaderBuilder(m.request!);
+  for await (const page of batchActionPages(database.db, m.request!.batch.id, READ_PAGE)) {
+    builder.add(page);
+  }
+  return builder.build();
 }
 
 /** An error's message and its causes' (a failed query's names the database's reason). */

@@ -8,6 +8,7 @@ import {
   listObjectActionLogs,
   type ActionLogFilters,
   type ActionLogRow,
+  type BatchActionRow,
 } from './repo/action-logs.js';
 import type { ActionLogRecord } from './types.js';
 
@@ -78,11 +79,29 @@ export async function batchActions(
   exec: Executor,
   batchId: string,
 ): Promise<{ record: ActionLogRecord; integrityHash: string }[]> {
-  const rows = await listBatchActions(exec, batchId);
-  return rows.map(({ integrity_hash, ...r }) => ({
-    record: toActionLogRecord(r),
-    integrityHash: integrity_hash,
-  }));
+  return (await listBatchActions(exec, batchId)).map(toBatchAction);
+}
+
+/**
+ * A sealed batch's actions in execution order, `size` at a time, so that a reader holds one
+ * page at once (a sealed batch's rows no longer change between the pages' statements).
+ */
+export async function* batchActionPages(
+  exec: Executor,
+  batchId: string,
+  size: number,
+): AsyncGenerator<{ record: ActionLogRecord; integrityHash: string }[]> {
+  let afterSeq = -1;
+  for (;;) {
+    const rows = await listBatchActions(exec, batchId, { afterSeq, limit: size });
+    if (rows.length > 0) yield rows.map(toBatchAction);
+    if (rows.length < size) return;
+    afterSeq = rows[rows.length - 1]!.seq;
+  }
+}
+
+function toBatchAction({ integrity_hash, seq: _, ...r }: BatchActionRow) {
+  return { record: toActionLogRecord(r), integrityHash: integrity_hash };
 }
 
 /** The id and hash of a batch's actions in execution order. */

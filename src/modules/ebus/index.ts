@@ -3,7 +3,13 @@
  * (hooks.ts) and schemas: the organization's action log, page by page, and a transaction
  * batch's actions (the batches feature reads them to seal it).
  */
-export { actionLogPage, batchActions, batchLeaves, objectHistoryPage } from './action-logs.js';
+export {
+  actionLogPage,
+  batchActionPages,
+  batchActions,
+  batchLeaves,
+  objectHistoryPage,
+} from './action-logs.js';
 export type { ApplyHooks } from './hooks.js';
 export type { BatchJoin } from './repo/group-write.js';
 export type { BatchSizeSource } from './fees.js';

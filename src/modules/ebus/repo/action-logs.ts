@@ -76,14 +76,27 @@ export async function listObjectActionLogs(
   return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }
 
-export type BatchActionRow = ActionLogRow & { integrity_hash: string };
+export type BatchActionRow = ActionLogRow & { integrity_hash: string; seq: number };
 
-/** A batch's actions in execution order, each with the object integrity hash it left. */
-export async function listBatchActions(exec: Executor, batchId: string): Promise<BatchActionRow[]> {
+/**
+ * A batch's actions in execution order, each with the object integrity hash it left; with
+ * `page`, the first `limit` of those numbered after `afterSeq`.
+ */
+export async function listBatchActions(
+  exec: Executor,
+  batchId: string,
+  page?: { afterSeq: number; limit: number },
+): Promise<BatchActionRow[]> {
   const { rows } = await exec.execute<BatchActionRow>(sql`
-    SELECT ${ACTION_LOG_COLUMNS}, integrity_hash FROM action_logs
-    WHERE batch_id = ${batchId} ORDER BY seq`);
-  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
+    SELECT ${ACTION_LOG_COLUMNS}, integrity_hash, seq FROM action_logs
+    WHERE batch_id = ${batchId} ${page ? sql`AND seq > ${page.afterSeq}` : sql``}
+    ORDER BY seq ${page ? sql`LIMIT ${page.limit}` : sql``}`);
+  return rows.map((r) => ({
+    ...r,
+    nonce: asNumber(r.nonce),
+    seq: asNumber(r.seq),
+    created_at: asDate(r.created_at),
+  }));
 }
 
 /** The id and hash of a batch's actions in execution order (the leaves of its tree). */
