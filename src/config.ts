@@ -58,6 +58,8 @@ export interface Config {
     sealerInProcess: boolean;
     /** How the batch header thread yields to requests (BATCH_HEADER_PRIORITY; docs/batches.md). */
     headerPriority: HeaderPriority;
+    /** How long a sealed batch rests before its header is read (BATCH_PROVE_DELAY_MS). */
+    proveDelayMs: number;
   };
   /** Posting proven batches' commitments to an EVM chain (docs/anchoring.md); null: off. */
   anchor: AnchorConfig | null;
@@ -326,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: bool(env, 'BATCHES_ENABLED', true),
       sealerInProcess: bool(env, 'BATCH_SEALER', true),
       headerPriority: oneOf(env, 'BATCH_HEADER_PRIORITY', HEADER_PRIORITIES, 'idle'),
+      proveDelayMs: int(env, 'BATCH_PROVE_DELAY_MS', 3_000, 0, 600_000),
     },
     anchor: anchor(env),
     webhooks: {

@@ -4,6 +4,7 @@ import { CID } from 'multiformats/cid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/lib/canonical-json.js';
 import { verifyInclusion } from '../src/lib/merkle.js';
+import { loadConfig } from '../src/config.js';
 import { computeHeader } from '../src/modules/batches/header.js';
 import { batchActionPages, batchActions } from '../src/modules/ebus/index.js';
 import type { HeaderPool } from '../src/modules/batches/header-pool.js';
@@ -42,6 +43,14 @@ const nextNonce = (s: EoaSigner) => {
 
 const get = (url: string) => svc.app.inject({ method: 'GET', url });
 const tick = () => svc.container.batches.sealer.tick();
+
+/** A prover with the service's batch key, so its batches' proofs verify like every other's. */
+async function serviceProver() {
+  const { rows } = await svc.container.db.execute<{ private_key: string }>(
+    sql`SELECT private_key FROM batch_keys`,
+  );
+  return new Ed25519Prover(rows[0]!.private_key);
+}
 
 /** Runs the sealer until a pass does nothing. */
 async function settle() {
@@ -519,14 +528,7 @@ describe('the sealer worker', () => {
       db: svc.container.db,
       clock: svc.clock,
       config: svc.config,
-      // The service's batch key, so these batches' proofs verify like every other's.
-      prover: new Ed25519Prover(
-        (
-          await svc.container.db.execute<{ private_key: string }>(
-            sql`SELECT private_key FROM batch_keys`,
-          )
-        ).rows[0]!.private_key,
-      ),
+      prover: await serviceProver(),
       anchor: null,
       logger: svc.container.logger,
       headers,
@@ -550,6 +552,36 @@ describe('the sealer worker', () => {
       await worker.stop();
     }
     await settle();
+    expect(await chainProblems(svc.container.db)).toEqual([]);
+  });
+});
+
+describe('the rest before a header', () => {
+  it('reads a sealed batch only once it has rested BATCH_PROVE_DELAY_MS, 3 s by default', async () => {
+    expect(loadConfig({}).batches.proveDelayMs).toBe(3_000);
+    await settle();
+    let reads = 0;
+    const sealer = new BatchSealer({
+      db: svc.container.db,
+      clock: svc.clock,
+      config: { ...svc.config, batches: { ...svc.config.batches, proveDelayMs: 3_000 } },
+      prover: await serviceProver(),
+      anchor: null,
+      logger: svc.container.logger,
+      headers: {
+        compute: async (request, read) => {
+          reads++;
+          return computeHeader({ ...request, actions: await read() });
+        },
+      } as Pick<HeaderPool, 'compute'> as HeaderPool,
+    });
+    await mintMany(MAX_ACTIONS);
+    expect(await sealer.openOrSeal()).toBe(true);
+    expect([await sealer.proveSealed(), reads]).toEqual([0, 0]);
+    svc.clock.advance(2_999);
+    expect([await sealer.proveSealed(), reads]).toEqual([0, 0]);
+    svc.clock.advance(1);
+    expect([await sealer.proveSealed(), reads]).toEqual([1, 1]);
     expect(await chainProblems(svc.container.db)).toEqual([]);
   });
 });

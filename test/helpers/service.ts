@@ -43,6 +43,8 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     RATE_LIMIT_ENABLED: 'false',
     // Tests read their own writes at once; test/public-cache.test.ts turns the cache on.
     PUBLIC_LIST_CACHE_MS: '0',
+    // Tests prove a sealed batch at once; test/batches.test.ts checks the default's rest.
+    BATCH_PROVE_DELAY_MS: '0',
     ...opts.env,
     DATABASE_URL: url,
   });

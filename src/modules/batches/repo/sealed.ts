@@ -8,10 +8,14 @@ import { COLUMNS, rowsOf, type BatchRow } from './rows.js';
 
 // --- Proving -----------------------------------------------------------------------------
 
-/** Whether a sealed batch waits for its header and proof now (a cheap look, no lock). */
-export async function hasProvingWork(exec: Executor, now: Date): Promise<boolean> {
+/**
+ * Whether a sealed batch waits for its header and proof now (a cheap look, no lock): one
+ * sealed at least `restMs` ago whose retry, if any, is due.
+ */
+export async function hasProvingWork(exec: Executor, now: Date, restMs: number) {
   const { rows } = await exec.execute<{ any: boolean }>(sql`
     SELECT EXISTS (SELECT 1 FROM batches WHERE status = 'proving'
+      AND (sealed_at IS NULL OR sealed_at <= ${new Date(now.getTime() - restMs)})
       AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})) AS any`);
   return rows[0]!.any;
 }
