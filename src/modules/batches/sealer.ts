@@ -180,17 +180,15 @@ export class BatchSealer {
    */
   async proveSealed(): Promise<number> {
     const { db, clock, prover, logger } = this.deps;
-    const { proveDelayMs } = this.deps.config.batches;
+    // A sealed batch's rows rest first (BATCH_PROVE_DELAY_MS): read at once, the
+    // just-committed rows of a batch cost the event bus ~4 % of its throughput; read seconds
+    // later, nothing measurable (docs/performance.md, "Transaction batches", session 9).
+    const restedBy = new Date(clock.now().getTime() - this.deps.config.batches.proveDelayMs);
     // Most passes find nothing: a look costs one query.
-    if (!(await repo.hasProvingWork(db, clock.now(), proveDelayMs))) return 0;
+    if (!(await repo.hasProvingWork(db, clock.now(), restedBy))) return 0;
     let proven = 0;
-    for (const b of await repo.unprovenBatches(db)) {
+    for (const b of await repo.unprovenBatches(db, restedBy)) {
       if (b.next_attempt_at !== null && b.next_attempt_at > clock.now()) break;
-      // Its rows rest first (BATCH_PROVE_DELAY_MS): read at once, the just-committed rows
-      // of a batch cost the event bus ~4 % of its throughput; read seconds later, nothing
-      // measurable (docs/performance.md, "Transaction batches", session 9). Later ones are
-      // younger still.
-      if (b.sealed_at && clock.now().getTime() - b.sealed_at.getTime() < proveDelayMs) break;
       const prev = b.sequence > 1 ? await repo.findBySequence(db, b.sequence - 1) : null;
       if (b.sequence > 1 && (prev === null || prev.hash === null)) break;
       const header = b.hash === null ? await this.header(db, b, prev) : null;

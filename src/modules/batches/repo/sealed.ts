@@ -10,23 +10,28 @@ import { COLUMNS, rowsOf, type BatchRow } from './rows.js';
 
 /**
  * Whether a sealed batch waits for its header and proof now (a cheap look, no lock): one
- * sealed at least `restMs` ago whose retry, if any, is due.
+ * sealed by `restedBy` (BATCH_PROVE_DELAY_MS) whose retry, if any, is due.
  */
-export async function hasProvingWork(exec: Executor, now: Date, restMs: number) {
+export async function hasProvingWork(exec: Executor, now: Date, restedBy: Date) {
   const { rows } = await exec.execute<{ any: boolean }>(sql`
-    SELECT EXISTS (SELECT 1 FROM batches WHERE status = 'proving'
-      AND (sealed_at IS NULL OR sealed_at <= ${new Date(now.getTime() - restMs)})
+    SELECT EXISTS (SELECT 1 FROM batches WHERE status = 'proving' AND ${rested(restedBy)}
       AND (next_attempt_at IS NULL OR next_attempt_at <= ${now})) AS any`);
   return rows[0]!.any;
 }
 
-/** Sealed batches whose header is not written yet, in chain order. */
-export async function unprovenBatches(exec: Executor): Promise<BatchRow[]> {
+/**
+ * Sealed batches whose header is not written yet and that were sealed by `restedBy`, in chain
+ * order (batches seal in that order, so the younger ones left out come after these).
+ */
+export async function unprovenBatches(exec: Executor, restedBy: Date): Promise<BatchRow[]> {
   return rowsOf(
     exec,
-    sql`SELECT ${COLUMNS} FROM batches WHERE status = 'proving' ORDER BY sequence`,
+    sql`SELECT ${COLUMNS} FROM batches WHERE status = 'proving' AND ${rested(restedBy)}
+      ORDER BY sequence`,
   );
 }
+
+const rested = (by: Date) => sql`(sealed_at IS NULL OR sealed_at <= ${by})`;
 
 export async function findBySequence(exec: Executor, sequence: number): Promise<BatchRow | null> {
   const rows = await rowsOf(exec, sql`SELECT ${COLUMNS} FROM batches WHERE sequence = ${sequence}`);
