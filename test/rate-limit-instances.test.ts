@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import { allPermissions, createApiKey, type TestApiKey } from './helpers/api-keys.js';
 import { createSigner, signEoa, type EoaSigner } from './helpers/ebus.js';
