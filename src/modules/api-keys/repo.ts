@@ -9,6 +9,7 @@ import {
   type ParsedList,
 } from '../../lib/list.js';
 import { MAX_LIVE_KEYS } from './schema.js';
+import type { PermissionsGrant } from '../../lib/grants.js';
 
 /**
  * drizzle's node-postgres driver hands timestamptz back as PostgreSQL text
@@ -60,7 +61,8 @@ export interface NewApiKey {
   createdBy: string;
   name: string;
   secretHash: string;
-  permissions: string[];
+  /** The key's permissions, as `requireGrant` (src/lib/grants.ts) let them be given. */
+  grant: PermissionsGrant;
   expiresAt: Date;
   now: Date;
 }
@@ -89,7 +91,7 @@ export async function insertKey(exec: Executor, k: NewApiKey): Promise<void> {
     (id, organization_id, created_by, name, secret_hash, permissions, expires_at,
      created_at, updated_at)
     VALUES (${k.id}, ${k.orgId}, ${k.createdBy}, ${k.name}, ${k.secretHash},
-      ${`{${k.permissions.join(',')}}`}::text[], ${k.expiresAt}, ${k.now}, ${k.now})`);
+      ${`{${k.grant.permissions.join(',')}}`}::text[], ${k.expiresAt}, ${k.now}, ${k.now})`);
 }
 
 /** A page holds every live key an organization may have; larger limits clamp to it. */
@@ -171,4 +173,26 @@ export async function recordLastUsed(
     UPDATE api_keys AS k SET last_used_at = GREATEST(k.last_used_at, v.t)
     FROM jsonb_to_recordset(${payload}::jsonb) AS v(id text, t timestamptz)
     WHERE k.id = v.id`);
+}
+
+/**
+ * A key of `orgId` as a granter now (an invitation it made is re-checked on confirmation):
+ * its listed permissions and its creator's active role, or null when it is deleted, expired
+ * or unknown.
+ */
+export async function findLiveKeyInOrg(
+  exec: Executor,
+  orgId: string,
+  keyId: string,
+  now: Date,
+): Promise<{ permissions: string[]; creator_role: string | null } | null> {
+  const { rows } = await exec.execute<{ permissions: string[]; creator_role: string | null }>(sql`
+    SELECT k.permissions,
+      (SELECT m.role FROM members m JOIN organizations o ON o.id = m.organization_id
+        WHERE m.organization_id = k.organization_id AND m.wallet_id = k.created_by
+          AND m.status = 'active' AND o.deleted_at IS NULL) AS creator_role
+    FROM api_keys k
+    WHERE k.organization_id = ${orgId} AND k.id = ${keyId} AND k.deleted_at IS NULL
+      AND k.expires_at > ${now}`);
+  return rows[0] ?? null;
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { forbidden, invalid, notFound } from '../../lib/errors.js';
+import { invalid, notFound } from '../../lib/errors.js';
+import { granterOf, requireGrant } from '../../lib/grants.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import {
@@ -80,11 +81,9 @@ export class ApiKeyService {
   async create(auth: AuthContext, input: CreateApiKeyInput): Promise<CreatedApiKey> {
     requirePermission(auth, 'api-keys.create');
     const orgId = requireOrg(auth);
-    const permissions = permissionsFromInput(input.permissions);
-    const excess = permissions.filter((p) => !auth.permissions.has(p));
-    if (excess.length > 0) {
-      throw forbidden(`API key permissions exceed your own: ${excess.join(', ')}`);
-    }
+    const grant = requireGrant(granterOf(auth), {
+      permissions: permissionsFromInput(input.permissions),
+    });
     const id = newId('apiKey');
     const secret = newSecret();
     await this.db.transaction(async (tx) => {
@@ -100,7 +99,7 @@ export class ApiKeyService {
         createdBy: auth.walletId,
         name: input.name,
         secretHash: hashSecret(secret),
-        permissions,
+        grant,
         expiresAt: new Date(now.getTime() + (input.ttl_hours ?? MAX_TTL_HOURS) * HOUR_MS),
         now,
       });

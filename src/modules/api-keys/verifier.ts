@@ -10,7 +10,7 @@ import {
 } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { LastUsedRecorder } from './last-used.js';
-import { findForVerification } from './repo.js';
+import { findForVerification, findLiveKeyInOrg } from './repo.js';
 import { hashSecret, isWellFormedSecret } from './secret.js';
 
 /** How long a looked-up key is trusted before it is read again (issue 5: at most 30 s). */
@@ -31,6 +31,33 @@ function isPermission(name: string): name is Permission {
     isResource(name.slice(0, dot)) &&
     (OPERATIONS as readonly string[]).includes(name.slice(dot + 1))
   );
+}
+
+/**
+ * What a key may do now: its listed permissions that its creator's role still holds (spec
+ * §5 rule 7: a demotion of the creator narrows the key too); nothing once the creator left.
+ */
+function effectivePermissions(
+  listed: readonly string[],
+  creatorRole: string | null,
+): ReadonlySet<Permission> {
+  const creatorCan: ReadonlySet<Permission> =
+    creatorRole && isRole(creatorRole) ? permissionsOfRole(creatorRole) : new Set();
+  return new Set(listed.filter((p): p is Permission => isPermission(p) && creatorCan.has(p)));
+}
+
+/**
+ * A live key of `orgId` as it could act now (a granter re-checked later, e.g. the inviter of
+ * an invitation being confirmed); null when it is deleted, expired or not of `orgId`.
+ */
+export async function liveKeyPermissions(
+  exec: Executor,
+  orgId: string,
+  keyId: string,
+  now: Date,
+): Promise<ReadonlySet<Permission> | null> {
+  const row = await findLiveKeyInOrg(exec, orgId, keyId, now);
+  return row ? effectivePermissions(row.permissions, row.creator_role) : null;
 }
 
 /**
@@ -101,19 +128,11 @@ export class ApiKeyVerifier {
     else if (!row.creator_role || !isRole(row.creator_role)) {
       refusal = 'the creator of this API key is no longer a member';
     }
-    // A key never does more than its creator can do now (spec §5 rule 7): a demotion of
-    // the creator narrows the key too.
-    const creatorCan: ReadonlySet<Permission> =
-      row.creator_role && isRole(row.creator_role)
-        ? permissionsOfRole(row.creator_role)
-        : new Set();
     return {
       id: row.id,
       orgId: row.organization_id,
       walletId: row.created_by,
-      permissions: new Set(
-        row.permissions.filter((p): p is Permission => isPermission(p) && creatorCan.has(p)),
-      ),
+      permissions: effectivePermissions(row.permissions, row.creator_role),
       expiresAtMs: row.expires_at.getTime(),
       refusal,
     };

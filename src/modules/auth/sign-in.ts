@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/pool.js';
 import type { ClientContext } from '../../lib/client.js';
+import type { RoleGrant } from '../../lib/grants.js';
 import type { Accounts } from '../wallets/index.js';
 import type { SessionService, TokenResponse } from './session-service.js';
 
@@ -11,15 +12,15 @@ export class SignIn {
   ) {}
 
   /**
-   * Chooses the context (`Accounts.enterOrganization`; `admitted` says the caller may add the
-   * wallet) and opens a session: the token response of design.md §4.
+   * Chooses the context (`Accounts.enterOrganization`; `admitted`: a caller's grant that
+   * passed its ceiling, src/lib/grants.ts) and opens a session: the token response of design.md §4.
    */
   async complete(
     tx: Executor,
     walletId: string,
     orgId: string | undefined,
     client: ClientContext,
-    admitted = false,
+    admitted: RoleGrant | null = null,
   ): Promise<TokenResponse> {
     const context = await this.accounts.enterOrganization(tx, walletId, orgId, admitted);
     return this.sessions.issue(tx, { walletId, orgId: context, ...client });

@@ -1,7 +1,15 @@
 import type { Db } from '../../db/pool.js';
 import type { ClientContext } from '../../lib/client.js';
-import { invalid } from '../../lib/errors.js';
+import { AppError, Code, invalid } from '../../lib/errors.js';
+import {
+  granterOf,
+  mayGrant,
+  requireGrant,
+  SELF_SIGNUP_ROLE,
+  type RoleGrant,
+} from '../../lib/grants.js';
 import type { AuthContext } from '../../lib/permissions.js';
+import type { Executor } from '../../db/pool.js';
 import { normaliseEmail, normalisePhone, oneContact, type Accounts } from '../wallets/index.js';
 import { hashPassword } from './password.js';
 import type { TokenResponse } from './session-service.js';
@@ -62,8 +70,9 @@ export class SignUp {
   }
 
   /**
-   * `POST /wallets`: a password wallet in an existing organization, made by a caller with
-   * `members.create` there or by anyone when the organization allows self sign-up.
+   * `POST /wallets`: a password wallet in an existing organization, made by a caller acting
+   * there with `members.create` and SELF_SIGNUP_ROLE within its own permissions
+   * (src/lib/grants.ts), or by anyone when the organization allows self sign-up.
    */
   async createInOrganization(
     auth: AuthContext | null,
@@ -72,9 +81,7 @@ export class SignUp {
   ): Promise<TokenResponse & { id: string }> {
     const contact = oneContact(input);
     const orgId = input.organization_id;
-    const admitted =
-      auth !== null && auth.orgId === orgId && auth.permissions.has('members.create');
-    await this.accounts.requireOpenOrganization(this.db, orgId, admitted);
+    const admitted = await this.callerGrant(auth, orgId);
     const passwordHash = await hashPassword(input.password);
     const created = await this.db.transaction(async (tx) => {
       const wallet = await this.accounts.createWallet(tx, {
@@ -93,5 +100,35 @@ export class SignUp {
     });
     await this.accounts.notices.signedUp(created.id, [contact]);
     return created;
+  }
+
+  /**
+   * The grant of a caller adding a wallet to `orgId`: a caller acting there with
+   * `members.create` grants SELF_SIGNUP_ROLE when it is within its own permissions. Anyone
+   * else, or a caller over its ceiling, is refused unless the organization allows self
+   * sign-up (then the wallet joins as anyone would, null here); the refusal of a caller
+   * over its ceiling names what it lacks.
+   */
+  private async callerGrant(auth: AuthContext | null, orgId: string): Promise<RoleGrant | null> {
+    const acting = auth !== null && auth.orgId === orgId && auth.permissions.has('members.create');
+    const granted = { role: SELF_SIGNUP_ROLE };
+    if (acting && mayGrant(granterOf(auth), granted)) {
+      await this.accounts.requireOpenOrganization(this.db, orgId, true);
+      return requireGrant(granterOf(auth), granted);
+    }
+    await this.requireOpen(this.db, orgId, acting ? auth : null);
+    return null;
+  }
+
+  private async requireOpen(exec: Executor, orgId: string, over: AuthContext | null) {
+    try {
+      await this.accounts.requireOpenOrganization(exec, orgId);
+    } catch (err) {
+      // Closed to self sign-up: say what the caller lacks rather than "not allowed".
+      if (over !== null && err instanceof AppError && err.code === Code.PERMISSION_DENIED) {
+        requireGrant(granterOf(over), { role: SELF_SIGNUP_ROLE });
+      }
+      throw err;
+    }
   }
 }

@@ -9,7 +9,7 @@ import {
   type ListSpec,
   type ParsedList,
 } from '../../lib/list.js';
-import type { Role } from '../../lib/permissions.js';
+import type { RoleGrant } from '../../lib/grants.js';
 
 export type MemberRow = {
   id: string;
@@ -21,6 +21,8 @@ export type MemberRow = {
   status: string;
   invite_token_hash: string | null;
   invite_expires_at: DbTime | null;
+  invited_by_wallet_id: string | null;
+  invited_by_api_key_id: string | null;
   created_at: DbTime;
   updated_at: DbTime;
 };
@@ -31,7 +33,8 @@ const COLUMNS = sql`m.id, m.organization_id, m.wallet_id,
   CASE WHEN m.wallet_id IS NULL THEN m.email
     WHEN w.email_confirmed_at IS NOT NULL THEN w.email END AS email,
   COALESCE(m.name, w.name) AS name, m.role, m.status, m.invite_token_hash,
-  m.invite_expires_at, m.created_at, m.updated_at`;
+  m.invite_expires_at, m.invited_by_wallet_id, m.invited_by_api_key_id, m.created_at,
+  m.updated_at`;
 
 export const MEMBER_LIST: ListSpec = {
   sortable: {
@@ -48,19 +51,24 @@ export interface NewMember {
   walletId: string | null;
   email: string | null;
   name: string | null;
-  role: Role;
+  /** The role, as `requireGrant` (src/lib/grants.ts) let it be given. */
+  grant: RoleGrant;
   status: 'invited' | 'active';
   inviteTokenHash?: string;
   inviteExpiresAt?: Date;
+  /** Who invited: a person, or an API key (its id; `invitedByWallet` is then its creator). */
+  invitedByWallet?: string;
+  invitedByApiKey?: string | null;
   now: Date;
 }
 
 export async function insertMember(exec: Executor, m: NewMember): Promise<void> {
   await exec.execute(sql`INSERT INTO members
     (id, organization_id, wallet_id, email, name, role, status, invite_token_hash,
-     invite_expires_at, created_at, updated_at)
-    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, ${m.role}, ${m.status},
-      ${m.inviteTokenHash ?? null}, ${m.inviteExpiresAt ?? null}, ${m.now}, ${m.now})`);
+     invite_expires_at, invited_by_wallet_id, invited_by_api_key_id, created_at, updated_at)
+    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, ${m.grant.role},
+      ${m.status}, ${m.inviteTokenHash ?? null}, ${m.inviteExpiresAt ?? null},
+      ${m.invitedByWallet ?? null}, ${m.invitedByApiKey ?? null}, ${m.now}, ${m.now})`);
 }
 
 export async function listMembers(
@@ -143,6 +151,18 @@ export async function findHolderOfEmail(
   return rows[0] ?? null;
 }
 
+/** The wallet's active role in `orgId` (a live organization), or null. */
+export async function activeRoleOf(
+  exec: Executor,
+  orgId: string,
+  walletId: string,
+): Promise<string | null> {
+  const { rows } = await exec.execute<{ role: string }>(sql`SELECT m.role FROM members m
+    JOIN organizations o ON o.id = m.organization_id AND o.deleted_at IS NULL
+    WHERE m.organization_id = ${orgId} AND m.wallet_id = ${walletId} AND m.status = 'active'`);
+  return rows[0]?.role ?? null;
+}
+
 export async function walletIsActiveMember(
   exec: Executor,
   orgId: string,
@@ -153,8 +173,8 @@ export async function walletIsActiveMember(
   return rows.length > 0;
 }
 
-export async function setRole(exec: Executor, memberId: string, role: Role, now: Date) {
-  await exec.execute(sql`UPDATE members SET role = ${role}, updated_at = ${now}
+export async function setRole(exec: Executor, memberId: string, grant: RoleGrant, now: Date) {
+  await exec.execute(sql`UPDATE members SET role = ${grant.role}, updated_at = ${now}
     WHERE id = ${memberId}`);
 }
 

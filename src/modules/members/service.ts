@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { asDate, asIso } from '../../db/values.js';
 import {
@@ -12,11 +12,20 @@ import {
 } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
-import { isRole, type AuthContext, type Role } from '../../lib/permissions.js';
+import { requireGrant, type Granter } from '../../lib/grants.js';
+import {
+  isRole,
+  permissionsOfRole,
+  type AuthContext,
+  type Permission,
+  type Role,
+} from '../../lib/permissions.js';
+import { liveKeyPermissions } from '../api-keys/index.js';
 import { hashToken, type SessionService } from '../auth/session-service.js';
 import type { MessageSender } from '../notify/sender.js';
 import {
   findOrganization,
+  granterIn,
   isOwner,
   requireOrgPermission,
   resolveOrgAccess,
@@ -97,9 +106,7 @@ export class MemberService {
   ): Promise<{ id: string }> {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'members.create');
-    if (input.role === 'owner' && !isOwner(access)) {
-      throw forbidden('only an owner may grant the owner role');
-    }
+    const grant = requireGrant(granterIn(access), { role: input.role });
     const email = input.email.trim().toLowerCase();
     const id = newId('member');
     const token = randomBytes(32).toString('base64url');
@@ -118,10 +125,13 @@ export class MemberService {
         walletId: null,
         email,
         name: null,
-        role: input.role,
+        grant,
         status: 'invited',
         inviteTokenHash: hashToken(token),
         inviteExpiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+        // Confirming re-checks the role against this inviter as it is then.
+        invitedByWallet: auth.walletId,
+        invitedByApiKey: auth.apiKeyId,
         now,
       });
       // Sent inside the transaction: if sending fails, no invitation exists without its mail.
@@ -140,17 +150,21 @@ export class MemberService {
     return { id };
   }
 
-  /** Changes a member's role; owner rules apply. */
+  /**
+   * Changes a member's role: the new role must be within the caller's own permissions
+   * (src/lib/grants.ts); owner rules apply.
+   */
   async changeRole(auth: AuthContext, orgId: string, memberId: string, role: Role): Promise<void> {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'members.update');
+    const grant = requireGrant(granterIn(access), { role });
     await this.db.transaction(async (tx) => {
       // Owners first, always in the same order, so concurrent changes queue, never deadlock.
       const owners = await repo.lockActiveOwners(tx, orgId);
       const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
       if (!member || member.status === 'removed') throw notFound('member');
-      if ((member.role === 'owner' || role === 'owner') && !isOwner(access)) {
-        throw forbidden('only an owner may grant or change the owner role');
+      if (member.role === 'owner' && !isOwner(access)) {
+        throw forbidden("only an owner may change an owner's role");
       }
       if (
         member.role === 'owner' &&
@@ -162,7 +176,7 @@ export class MemberService {
           'the last owner cannot be demoted; make another member owner first',
         );
       }
-      await repo.setRole(tx, memberId, role, this.clock.now());
+      await repo.setRole(tx, memberId, grant, this.clock.now());
     });
     this.sessions.invalidateAll();
   }
@@ -194,6 +208,9 @@ export class MemberService {
    * that confirmed that email, when one has; otherwise to the first wallet that confirms it
    * with a code later. A wallet that only names the email (unconfirmed) is never bound: the
    * token shows that its reader can read the mailbox, not that the wallet belongs to them.
+   * The role is granted now, so it is checked now against the inviter as it is now
+   * (`inviterNow`): an inviter demoted, removed or revoked since cannot hand out what it no
+   * longer holds (403 code 7; the invitation stays, for when its inviter regains the power).
    */
   async confirmInvite(orgId: string, q: ConfirmInviteQuery): Promise<InviteConfirmation> {
     const now = this.clock.now();
@@ -209,6 +226,8 @@ export class MemberService {
         throw invitationNotFound();
       }
       if (asDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
+      const role: Role = isRole(m.role) ? m.role : 'viewer';
+      requireGrant(await this.inviterNow(tx, orgId, m, now), { role }, 'the inviter');
       const wallet = m.email ? await repo.findHolderOfEmail(tx, m.email.toLowerCase()) : null;
       if (wallet && (await repo.walletIsActiveMember(tx, orgId, wallet.id))) {
         throw conflict('the wallet with this email is already a member of this organization');
@@ -219,5 +238,31 @@ export class MemberService {
     if (!member) throw invitationNotFound();
     this.sessions.invalidateAll();
     return { organization_id: orgId, member: toMember(member) };
+  }
+
+  /**
+   * The inviter of `m` as a granter now: a person with its active role in `orgId`, a key
+   * with what it may do now (nothing once deleted or expired). An invitation that names no
+   * inviter (made before they were recorded) was never checked against one: refused.
+   */
+  private async inviterNow(
+    tx: Executor,
+    orgId: string,
+    m: repo.MemberRow,
+    now: Date,
+  ): Promise<Granter> {
+    const none: ReadonlySet<Permission> = new Set();
+    if (m.invited_by_api_key_id) {
+      const perms = await liveKeyPermissions(tx, orgId, m.invited_by_api_key_id, now);
+      return { permissions: perms ?? none, owner: false };
+    }
+    if (m.invited_by_wallet_id) {
+      const role = await repo.activeRoleOf(tx, orgId, m.invited_by_wallet_id);
+      if (role === null || !isRole(role)) return { permissions: none, owner: false };
+      return { permissions: permissionsOfRole(role), owner: role === 'owner' };
+    }
+    throw forbidden(
+      'this invitation was made before inviters were recorded and cannot be confirmed; ask for a new one',
+    );
   }
 }

@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/pool.js';
 import { forbidden, notFound } from '../../lib/errors.js';
+import type { Granter } from '../../lib/grants.js';
 import {
   isRole,
   permissionsOfRole,
@@ -45,7 +46,15 @@ export function requireOrgPermission(access: OrgAccess, perm: Permission): void 
   if (!access.permissions.has(perm)) throw forbidden(`missing permission ${perm}`);
 }
 
-/** Only owners grant, change or remove the owner role (design.md §4). */
+/**
+ * Only owners grant, change or remove the owner role (docs/permissions.md). An API key is
+ * never an owner, whoever created it.
+ */
 export function isOwner(access: OrgAccess): boolean {
-  return access.role === 'owner';
+  return !access.isApiKey && access.role === 'owner';
+}
+
+/** The caller as a granter in that organization (src/lib/grants.ts). */
+export function granterIn(access: OrgAccess): Granter {
+  return { permissions: access.permissions, owner: isOwner(access) };
 }

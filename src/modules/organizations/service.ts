@@ -5,10 +5,11 @@ import { failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { parseList, pageOf, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
+import { founderGrant, requireGrant, SELF_SIGNUP_ROLE } from '../../lib/grants.js';
 import { isRole, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import type { SessionService, TokenResponse } from '../auth/session-service.js';
 import { insertMember } from '../members/index.js';
-import { requireOrgPermission, resolveOrgAccess } from './access.js';
+import { granterIn, requireOrgPermission, resolveOrgAccess } from './access.js';
 import * as repo from './repo.js';
 import type {
   CreateOrganizationInput,
@@ -75,7 +76,8 @@ export class OrganizationService {
   /**
    * Creates an organization; its creator becomes `owner`. A person may always create one
    * (that is how a standalone account starts); an API key needs `organizations.create`
-   * and makes the wallet that created the key the owner.
+   * and makes the wallet that created the key the owner. The founder is the owner, so
+   * `allow_self_signup` here is within its ceiling (src/lib/grants.ts).
    */
   async create(auth: AuthContext, input: CreateOrganizationInput): Promise<{ id: string }> {
     if (auth.kind === 'api_key') requirePermission(auth, 'organizations.create');
@@ -97,7 +99,7 @@ export class OrganizationService {
         walletId: auth.walletId,
         email: wallet.email,
         name: wallet.name,
-        role: 'owner',
+        grant: founderGrant(),
         status: 'active',
         now,
       });
@@ -114,9 +116,17 @@ export class OrganizationService {
     return toOrganization({ ...row, role: access.role });
   }
 
+  /**
+   * Turning `allow_self_signup` on grants SELF_SIGNUP_ROLE to anyone who signs up, so the
+   * caller must be able to grant that role itself (src/lib/grants.ts); turning it off is
+   * not a grant.
+   */
   async update(auth: AuthContext, orgId: string, input: UpdateOrganizationInput): Promise<void> {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'organizations.update');
+    if (input.settings?.allow_self_signup === true) {
+      requireGrant(granterIn(access), { role: SELF_SIGNUP_ROLE });
+    }
     await repo.updateOrganization(this.db, orgId, input, this.clock.now());
   }
 

@@ -2,6 +2,7 @@ import type { Executor } from '../../db/pool.js';
 import { addressForWalletId } from '../../lib/address.js';
 import type { Clock } from '../../lib/clock.js';
 import { conflict, forbidden, notFound } from '../../lib/errors.js';
+import { selfSignupGrant, type RoleGrant } from '../../lib/grants.js';
 import { newId } from '../../lib/ids.js';
 import { isUniqueViolation } from '../../lib/pg-errors.js';
 import type { AddressNotices } from './address-notices.js';
@@ -119,14 +120,15 @@ export class Accounts {
 
   /**
    * The organization a sign-in acts in (design.md §4). Given one: the wallet must be a
-   * member, or joins as `member` where self sign-up is allowed (or `admitted` says the
-   * caller may add it). Not given: the wallet's last context while still a member, else none.
+   * member, or joins with the role of `admitted` (a caller's grant that passed its ceiling,
+   * src/lib/grants.ts) or, where self sign-up is allowed, as SELF_SIGNUP_ROLE. Not given:
+   * the wallet's last context while still a member, else none.
    */
   async enterOrganization(
     tx: Executor,
     walletId: string,
     orgId: string | undefined,
-    admitted = false,
+    admitted: RoleGrant | null = null,
   ): Promise<string | null> {
     if (orgId === undefined) {
       const wallet = await repo.findWallet(tx, { id: walletId });
@@ -147,6 +149,7 @@ export class Accounts {
         walletId,
         email: wallet?.email ?? null,
         name: wallet?.name ?? null,
+        grant: admitted ?? selfSignupGrant(),
         now: this.clock.now(),
       });
     }

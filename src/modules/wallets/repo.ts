@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { Contact } from './contact.js';
+import type { RoleGrant } from '../../lib/grants.js';
 
 // Wallets are not owned by one organization (a wallet is a member of many), so these
 // queries are scoped by wallet id instead; membership queries name the organization.
@@ -292,6 +293,7 @@ export async function activeRole(exec: Executor, orgId: string, walletId: string
   return rows[0]?.role ?? null;
 }
 
+/** An active membership joined at sign-in, with the role `requireGrant` let it have. */
 export async function insertMember(
   exec: Executor,
   m: {
@@ -300,13 +302,14 @@ export async function insertMember(
     walletId: string;
     email: string | null;
     name: string | null;
+    grant: RoleGrant;
     now: Date;
   },
 ) {
   await exec.execute(sql`INSERT INTO members
       (id, organization_id, wallet_id, email, name, role, status, created_at, updated_at)
-    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, 'member', 'active',
-      ${m.now}, ${m.now})`);
+    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, ${m.grant.role},
+      'active', ${m.now}, ${m.now})`);
 }
 
 /** Notices of this kind sent to this address since `since`. */

@@ -1,0 +1,170 @@
+import { AppError, Code } from './errors.js';
+import {
+  OPERATIONS,
+  RESOURCES,
+  permissionsOfRole,
+  type AuthContext,
+  type Permission,
+  type Role,
+} from './permissions.js';
+
+/**
+ * One ceiling for every grant (docs/permissions.md, "Grants"): whatever a caller hands to a
+ * wallet or a key — a role, a key's permissions, the `member` role that self sign-up gives
+ * anyone — must be within the caller's own effective permissions, and only an owner (a
+ * person, never a key) grants the owner role. Every place that gives power calls
+ * `requireGrant` here and nowhere else decides; the writes that give power take the `Grant`
+ * it answers, so a path that skipped the check does not compile.
+ */
+
+/** The role a wallet joins an organization with by self sign-up. */
+export const SELF_SIGNUP_ROLE: Role = 'member';
+
+/** Who grants, as far as the ceiling is concerned. */
+export interface Granter {
+  /** For a person: its role's permissions there; for an API key: exactly the key's. */
+  permissions: ReadonlySet<Permission>;
+  /** A person whose role there is owner. A key is never an owner, whoever created it. */
+  owner: boolean;
+}
+
+/** What a grant hands out: a role, or (an API key) a list of permissions. */
+export type Granted = { role: Role } | { permissions: readonly Permission[] };
+
+declare const checked: unique symbol;
+
+/** Proof that `requireGrant` passed for this role: the writes that give a role take it. */
+export interface RoleGrant {
+  readonly role: Role;
+  readonly [checked]: true;
+}
+
+/** Proof that `requireGrant` passed for these permissions (an API key's). */
+export interface PermissionsGrant {
+  readonly permissions: readonly Permission[];
+  readonly [checked]: true;
+}
+
+/**
+ * Every place that gives a wallet or a key power, the routes that reach it and the
+ * permission the place itself needs besides the ceiling. Each route listed declares
+ * `config.grants` with the place's name, and the grant-matrix test drives every one
+ * (test/grant-matrix.test.ts fails when a route declares a place not listed here, or the
+ * other way round).
+ */
+export const GRANT_SITES = {
+  'api-key': {
+    routes: ['POST /api-keys'],
+    needs: 'api-keys.create',
+    grants: 'the permissions listed',
+  },
+  invite: {
+    routes: ['POST /organizations/:organizationId/members'],
+    needs: 'members.create',
+    grants: 'the role invited',
+  },
+  'change-role': {
+    routes: ['PATCH /organizations/:organizationId/members/:memberId'],
+    needs: 'members.update',
+    grants: 'the new role',
+  },
+  'add-wallet': {
+    routes: ['POST /wallets'],
+    needs: 'members.create',
+    grants: `\`${SELF_SIGNUP_ROLE}\` to the wallet made`,
+  },
+  'self-signup-setting': {
+    routes: ['PATCH /organizations/:organizationId'],
+    needs: 'organizations.update',
+    grants: `\`${SELF_SIGNUP_ROLE}\` to anyone (\`allow_self_signup: true\`)`,
+  },
+  'confirm-invite': {
+    routes: ['GET /organizations/:organizationId/invite'],
+    needs: null,
+    grants: 'the role invited, re-checked against the inviter as it is now',
+  },
+} as const satisfies Record<
+  string,
+  { routes: readonly string[]; needs: Permission | null; grants: string }
+>;
+export type GrantSite = keyof typeof GRANT_SITES;
+
+export function isGrantSite(value: string): value is GrantSite {
+  return Object.hasOwn(GRANT_SITES, value);
+}
+
+/** What the granted thing would let its holder do. */
+export function permissionsGranted(granted: Granted): Permission[] {
+  return 'role' in granted ? [...permissionsOfRole(granted.role)] : [...granted.permissions];
+}
+
+/** In the table's order, so messages and details read the same every time. */
+function ordered(perms: Iterable<Permission>): Permission[] {
+  const set = new Set(perms);
+  return RESOURCES.flatMap((r) => OPERATIONS.map((o) => `${r}.${o}` as const)).filter((p) =>
+    set.has(p),
+  );
+}
+
+/** The permissions in `granted` that `granter` lacks (empty when the grant fits). */
+export function missingForGrant(granter: Granter, granted: Granted): Permission[] {
+  return ordered(permissionsGranted(granted).filter((p) => !granter.permissions.has(p)));
+}
+
+/** Whether `granter` may grant `granted` (the rule without the error). */
+export function mayGrant(granter: Granter, granted: Granted): boolean {
+  if ('role' in granted && granted.role === 'owner' && !granter.owner) return false;
+  return missingForGrant(granter, granted).length === 0;
+}
+
+/**
+ * The ceiling: 403 code 7 unless everything in `granted` is within `granter`'s own
+ * permissions (details name what is missing) and, for the owner role, the granter is an
+ * owner. `who` words the message ("you", "the inviter").
+ */
+export function requireGrant(granter: Granter, granted: { role: Role }, who?: string): RoleGrant;
+export function requireGrant(
+  granter: Granter,
+  granted: { permissions: readonly Permission[] },
+  who?: string,
+): PermissionsGrant;
+export function requireGrant(
+  granter: Granter,
+  granted: Granted,
+  who = 'you',
+): RoleGrant | PermissionsGrant {
+  const missing = missingForGrant(granter, granted);
+  const what = 'role' in granted ? `the ${granted.role} role` : 'these permissions';
+  const ownerOnly = 'role' in granted && granted.role === 'owner' && !granter.owner;
+  if (missing.length > 0 || ownerOnly) {
+    const reasons = [
+      ...(ownerOnly ? ['only an owner grants the owner role'] : []),
+      ...(missing.length > 0 ? [`${who} lack ${missing.join(', ')}`] : []),
+    ];
+    throw new AppError(Code.PERMISSION_DENIED, `cannot grant ${what}: ${reasons.join('; ')}`, {
+      ...('role' in granted ? { role: granted.role } : {}),
+      missing_permissions: missing,
+      ...(ownerOnly ? { owner_only: true } : {}),
+    });
+  }
+  return granted as RoleGrant | PermissionsGrant;
+}
+
+/** The granter a caller is, acting in its own organization (the token's or the key's). */
+export function granterOf(auth: AuthContext): Granter {
+  return { permissions: auth.permissions, owner: auth.kind === 'user' && auth.role === 'owner' };
+}
+
+/**
+ * Grants that need no granter, each for one reason written here: the creator of a new
+ * organization becomes its owner (a person may always start one, and it holds nothing yet),
+ * and an organization that allows self sign-up admits anyone as SELF_SIGNUP_ROLE (the
+ * setting itself passed `requireGrant` when it was turned on).
+ */
+export function founderGrant(): RoleGrant {
+  return { role: 'owner' } as RoleGrant;
+}
+
+export function selfSignupGrant(): RoleGrant {
+  return { role: SELF_SIGNUP_ROLE } as RoleGrant;
+}
