@@ -15,6 +15,7 @@ import type pg from 'pg';
 import type { Container } from '../src/container.js';
 import { buildApp, routeTableOf, type App, type RouteEntry } from '../src/http/app.js';
 import { createLogger } from '../src/http/logger.js';
+import { GRANT_SITES, mayGrant, SELF_SIGNUP_ROLE } from '../src/lib/grants.js';
 import {
   OPERATIONS,
   RESOURCES,
@@ -93,7 +94,8 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     '',
     'A permission is `<resource>.<operation>`, for example `api-keys.read`. People hold the',
     'permissions of their role in the organization they act in; an API key holds exactly the',
-    'permissions it was created with, never more than its creator held (spec §5 rule 7).',
+    'permissions it was created with, never more than its creator holds now (a demotion of',
+    'the creator narrows its keys; they stop when it leaves).',
     '',
     '## Resources',
     '',
@@ -103,7 +105,7 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     '',
     '## Roles',
     '',
-    'R = read, C = create, U = update, D = delete (design.md §4).',
+    'R = read, C = create, U = update, D = delete.',
     '',
     `| resource | ${ROLES.join(' | ')} |`,
     `| --- | ${ROLES.map(() => '---').join(' | ')} |`,
@@ -116,6 +118,7 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     });
     lines.push(`| \`${r}\` | ${cells.join(' | ')} |`);
   }
+  lines.push(...grantsSection());
   lines.push(
     '',
     '## Routes',
@@ -135,6 +138,62 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** The one rule for every grant, the role table it yields and the places it applies. */
+function grantsSection(): string[] {
+  const lines = [
+    '',
+    '## Grants',
+    '',
+    'One rule bounds every grant (src/lib/grants.ts, `requireGrant`): **whatever a caller gives',
+    "a wallet or a key must be within the caller's own effective permissions, and only an owner",
+    "grants the owner role.** A person's effective permissions are its role's in that",
+    "organization; an API key's are exactly its listed permissions (those its creator still",
+    'holds). A key is never an owner, whoever created it. A refusal is 403 code 7; its message',
+    'and `details.missing_permissions` name what the caller lacks (`details.owner_only` when',
+    'only the owner rule refused). The role is compared with what it would let its holder do,',
+    'never with its name alone: a key holding `members.create` cannot invite an `admin`.',
+    '',
+    'Which roles a person of each role may grant, by the ceiling alone (a row per granter; the',
+    "same holds for a key whose listed permissions equal that role's, except that a key never",
+    "grants `owner`). The route's own permission is needed too: a `member` holds no `members.*`.",
+    '',
+    `| granter | ${ROLES.join(' | ')} |`,
+    `| --- | ${ROLES.map(() => '---').join(' | ')} |`,
+  ];
+  for (const granter of ROLES) {
+    const g = { permissions: permissionsOfRole(granter), owner: granter === 'owner' };
+    const cells = ROLES.map((target) => (mayGrant(g, { role: target }) ? 'yes' : '—'));
+    lines.push(`| \`${granter}\` | ${cells.join(' | ')} |`);
+  }
+  lines.push(
+    '',
+    'Where the rule applies (each route declares `config.grants`; a test drives every one):',
+    '',
+    '| grant | routes | the route also needs | what is granted |',
+    '| --- | --- | --- | --- |',
+  );
+  for (const [site, g] of Object.entries(GRANT_SITES)) {
+    const routes = g.routes.map((r) => `\`${r}\``).join(', ');
+    lines.push(`| ${site} | ${routes} | ${g.needs ? `\`${g.needs}\`` : '—'} | ${g.grants} |`);
+  }
+  lines.push(
+    '',
+    '- **Self sign-up** gives anyone `' + SELF_SIGNUP_ROLE + '`, so turning',
+    '  `allow_self_signup` on is itself a grant of that role (checked when it is turned on; the',
+    '  creator of an organization is its owner, so it may set it at creation). Turning it off',
+    '  is not a grant.',
+    '- **Confirming an invitation** grants its role at that moment, so the role is checked',
+    '  again against the inviter as it is then: a person with its current role there, a key',
+    '  with its current permissions. An inviter demoted, removed, deleted or expired since',
+    '  cannot hand out what it no longer holds (403 code 7); the invitation stays until it',
+    '  expires, for when its inviter regains the power. Invitations made before inviters were',
+    '  recorded cannot be confirmed: ask for a new one.',
+    '- **Changing a role** checks the new role; changing or removing an owner needs an owner.',
+    '- A new organization makes its creator its owner: a person may always start one.',
+  );
+  return lines;
 }
 
 async function main() {

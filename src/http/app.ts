@@ -7,6 +7,7 @@ import addFormatsModule from 'ajv-formats';
 import type pg from 'pg';
 import { Code } from '../lib/errors.js';
 import { ulid } from '../lib/ids.js';
+import type { GrantSite } from '../lib/grants.js';
 import {
   registerAuth,
   type AuthMode,
@@ -54,6 +55,8 @@ export interface RouteEntry {
   url: string;
   auth: AuthMode;
   permission: RoutePermission | null;
+  /** Present on the routes that give power (src/lib/grants.ts, GRANT_SITES). */
+  grants?: GrantSite;
 }
 
 const routeTables = new WeakMap<object, RouteOptions[]>();
@@ -74,6 +77,7 @@ export function routeTableOf(app: App): RouteEntry[] {
           url: r.url,
           auth: r.config?.auth ?? 'either',
           permission: r.config?.permission ?? null,
+          ...(r.config?.grants ? { grants: r.config.grants } : {}),
         })),
     );
 }

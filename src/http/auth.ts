@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from './types.js';
 import { forbidden, unauthenticated } from '../lib/errors.js';
+import type { GrantSite } from '../lib/grants.js';
 import type { AuthContext, Permission, VerifyResult } from '../lib/permissions.js';
 
 /**
@@ -24,6 +25,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
     permission?: RoutePermission;
+    /** The route gives a wallet or a key power there (src/lib/grants.ts, GRANT_SITES). */
+    grants?: GrantSite;
   }
   interface FastifyRequest {
     auth: AuthContext | null;

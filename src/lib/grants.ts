@@ -78,6 +78,19 @@ export const GRANT_SITES = {
     needs: 'organizations.update',
     grants: `\`${SELF_SIGNUP_ROLE}\` to anyone (\`allow_self_signup: true\`)`,
   },
+  'self-signup': {
+    routes: [
+      'POST /organizations/wallets',
+      'POST /auth/login',
+      'POST /auth/otp/verify',
+      'POST /auth/provider/google',
+      'POST /wallets/connect/passkey/register/verify',
+      'POST /wallets/connect/passkey/login/verify',
+      'POST /wallets/connect/eoa',
+    ],
+    needs: null,
+    grants: `\`${SELF_SIGNUP_ROLE}\` with \`organization_id\`, where the organization allows self sign-up`,
+  },
   'confirm-invite': {
     routes: ['GET /organizations/:organizationId/invite'],
     needs: null,

@@ -15,7 +15,7 @@ export function registerApiKeyRoutes(app: App, keys: ApiKeyService) {
   app.post(
     '/api-keys',
     {
-      config: { auth: 'bearer', permission: 'api-keys.create' },
+      config: { auth: 'bearer', permission: 'api-keys.create', grants: 'api-key' },
       schema: {
         tags: ['api-keys'],
         summary: 'CreateApiKey',

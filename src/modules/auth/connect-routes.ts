@@ -34,7 +34,7 @@ export function registerConnectRoutes(app: App, id: Identity) {
   app.post(
     '/wallets/connect/passkey/register/verify',
     {
-      config: open,
+      config: { ...open, grants: 'self-signup' },
       schema: {
         tags,
         summary: 'Finish passkey registration: creates the wallet and signs in',
@@ -66,7 +66,7 @@ export function registerConnectRoutes(app: App, id: Identity) {
   app.post(
     '/wallets/connect/passkey/login/verify',
     {
-      config: open,
+      config: { ...open, grants: 'self-signup' },
       schema: {
         tags,
         summary: 'Sign in with a passkey',
@@ -99,7 +99,7 @@ export function registerConnectRoutes(app: App, id: Identity) {
   app.post(
     '/wallets/connect/eoa',
     {
-      config: open,
+      config: { ...open, grants: 'self-signup' },
       schema: {
         tags,
         summary: 'Create or return to a wallet with a signed EOA challenge',

@@ -22,7 +22,7 @@ export function registerAuthRoutes(app: App, id: Identity) {
   app.post(
     '/auth/login',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', grants: 'self-signup' },
       schema: {
         tags,
         summary: 'Sign in with email or phone and password',
@@ -143,7 +143,7 @@ export function registerAuthRoutes(app: App, id: Identity) {
   app.post(
     '/auth/otp/verify',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', grants: 'self-signup' },
       schema: {
         tags,
         summary: 'Sign in with a one-time code',
@@ -157,7 +157,7 @@ export function registerAuthRoutes(app: App, id: Identity) {
   app.post(
     '/auth/provider/google',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', grants: 'self-signup' },
       schema: {
         tags,
         summary: 'Create or return to a wallet with a Google ID token',

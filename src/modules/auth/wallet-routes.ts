@@ -29,7 +29,7 @@ export function registerAuthWalletRoutes(app: App, id: Identity) {
   app.post(
     '/organizations/wallets',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', grants: 'self-signup' },
       schema: {
         tags,
         summary:
@@ -44,7 +44,7 @@ export function registerAuthWalletRoutes(app: App, id: Identity) {
   app.post(
     '/wallets',
     {
-      config: { auth: 'optional', permission: 'authenticated' },
+      config: { auth: 'optional', permission: 'authenticated', grants: 'add-wallet' },
       schema: {
         tags,
         summary: 'Create a password wallet in an existing organization',

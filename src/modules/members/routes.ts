@@ -37,7 +37,7 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
   app.post(
     '/organizations/:organizationId/members',
     {
-      config: { permission: 'authenticated' },
+      config: { permission: 'authenticated', grants: 'invite' },
       schema: {
         tags,
         summary:
@@ -53,7 +53,7 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
   app.patch(
     '/organizations/:organizationId/members/:memberId',
     {
-      config: { permission: 'authenticated' },
+      config: { permission: 'authenticated', grants: 'change-role' },
       schema: {
         tags,
         summary: "UpdateMember: change a member's role (needs members.update)",
@@ -93,7 +93,7 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
   app.get(
     '/organizations/:organizationId/invite',
     {
-      config: { auth: 'none' },
+      config: { auth: 'none', grants: 'confirm-invite' },
       schema: {
         tags,
         summary: 'ConfirmInvite: the invitation token makes the membership active',

@@ -89,7 +89,7 @@ export function registerOrganizationRoutes(app: App, svc: OrganizationService) {
   app.patch(
     '/organizations/:organizationId',
     {
-      config: { permission: 'authenticated' },
+      config: { permission: 'authenticated', grants: 'self-signup-setting' },
       schema: {
         tags,
         summary: 'UpdateOrganization (needs organizations.update there)',
