@@ -1,0 +1,379 @@
+/**
+ * One ceiling for every grant (docs/permissions.md, "Grants"): generated from the permission
+ * table (ROLES, RESOURCES, OPERATIONS, permissionsOfRole) and the table of granting places
+ * (GRANT_SITES, which every granting route names in `config.grants`). Every granting route ×
+ * every caller (each role; an API key with each single permission; for each role, a key with
+ * all of its creator's permissions) × every role it can give is sent once, and the answer
+ * must be allowed exactly when the route's own permission is held, everything the role would
+ * hold is within the caller's permissions, and (for `owner`) the caller is an owner person.
+ * The expectation below is computed here from the table, not by src/lib/grants.ts.
+ */
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RouteEntry } from '../src/http/app.js';
+import { newId } from '../src/lib/ids.js';
+import { GRANT_SITES, SELF_SIGNUP_ROLE, type GrantSite } from '../src/lib/grants.js';
+import {
+  OPERATIONS,
+  RESOURCES,
+  ROLES,
+  permissionsOfRole,
+  type Permission,
+  type Role,
+} from '../src/lib/permissions.js';
+import { hashSecret, newSecret } from '../src/modules/api-keys/secret.js';
+import { crudOf } from './helpers/api-keys.js';
+import { createMember, createOrganization, type TestMember } from './helpers/fixtures.js';
+import { memberSteps } from './helpers/members.js';
+import { startTestService, type TestService } from './helpers/service.js';
+
+let svc: TestService;
+let routes: RouteEntry[];
+const steps = memberSteps(() => svc);
+
+const ALL: Permission[] = RESOURCES.flatMap((r) => OPERATIONS.map((o) => `${r}.${o}` as const));
+
+/** Someone who calls a granting route, acting in an organization of its own. */
+interface Caller {
+  name: string;
+  orgId: string;
+  headers: Record<string, string>;
+  perms: ReadonlySet<Permission>;
+  /** A person whose role there is owner (a key is never one). */
+  ownerPerson: boolean;
+  isKey: boolean;
+  /** A member of `orgId` to change the role of (an accepted invitation, role viewer). */
+  targetMemberId: string;
+}
+
+/** A key straight into the table, created by `creator` (the live-key cap is not the subject). */
+async function insertKey(creator: TestMember, perms: readonly Permission[]) {
+  const id = newId('apiKey');
+  const secret = newSecret();
+  const now = svc.clock.now();
+  await svc.container.db.execute(sql`INSERT INTO api_keys
+    (id, organization_id, created_by, name, secret_hash, permissions, expires_at, created_at,
+     updated_at)
+    VALUES (${id}, ${creator.orgId}, ${creator.walletId}, 'matrix', ${hashSecret(secret)},
+      ${`{${perms.join(',')}}`}::text[], ${new Date(now.getTime() + 3_600_000)}, ${now}, ${now})`);
+  return { id, headers: { 'x-api-key': secret } };
+}
+
+async function insertTargetMember(orgId: string): Promise<string> {
+  const id = newId('member');
+  const now = svc.clock.now();
+  await svc.container.db.execute(sql`INSERT INTO members
+    (id, organization_id, email, role, status, created_at, updated_at)
+    VALUES (${id}, ${orgId}, ${`${id.toLowerCase()}@target.test`}, 'viewer', 'active', ${now},
+      ${now})`);
+  return id;
+}
+
+/** Each role as a person; a key with each single permission; a key with all its creator's. */
+async function makeCallers(): Promise<Caller[]> {
+  const callers: Caller[] = [];
+  const org = async () => {
+    const orgId = await createOrganization(svc);
+    const owner = await createMember(svc, { orgId, role: 'owner' });
+    return { orgId, owner, targetMemberId: await insertTargetMember(orgId) };
+  };
+  for (const role of ROLES) {
+    const o = await org();
+    const person = role === 'owner' ? o.owner : await createMember(svc, { orgId: o.orgId, role });
+    callers.push({
+      name: `person ${role}`,
+      orgId: o.orgId,
+      headers: person.headers,
+      perms: permissionsOfRole(role),
+      ownerPerson: role === 'owner',
+      isKey: false,
+      targetMemberId: o.targetMemberId,
+    });
+    const all = [...permissionsOfRole(role)];
+    const key = await insertKey(person, all);
+    callers.push({
+      name: `key with all of its ${role} creator's`,
+      orgId: o.orgId,
+      headers: key.headers,
+      perms: new Set(all),
+      ownerPerson: false,
+      isKey: true,
+      targetMemberId: o.targetMemberId,
+    });
+  }
+  for (const perm of ALL) {
+    const o = await org();
+    const key = await insertKey(o.owner, [perm]);
+    callers.push({
+      name: `key ${perm}`,
+      orgId: o.orgId,
+      headers: key.headers,
+      perms: new Set([perm]),
+      ownerPerson: false,
+      isKey: true,
+      targetMemberId: o.targetMemberId,
+    });
+  }
+  return callers;
+}
+
+type Answer = { statusCode: number; body: string };
+
+interface RouteCase {
+  /** The roles the route can give: every role, or the one self sign-up gives. */
+  targets: readonly Role[];
+  send(c: Caller, target: Role): Promise<Answer>;
+  /** Puts the caller's organization back after an allowed call. */
+  reset?(c: Caller): Promise<void>;
+}
+
+let seq = 0;
+const email = () => `grant-${++seq}@matrix.test`;
+
+/** The routes where a caller grants; the other places are tested by name below. */
+const MATRIX: Record<Exclude<GrantSite, 'self-signup' | 'confirm-invite'>, RouteCase> = {
+  'api-key': {
+    targets: ROLES,
+    send: (c, target) =>
+      svc.app.inject({
+        method: 'POST',
+        url: '/api-keys',
+        headers: c.headers,
+        payload: { name: 'granted', permissions: crudOf([...permissionsOfRole(target)]) },
+      }),
+    reset: async (c) => {
+      await svc.container.db.execute(sql`UPDATE api_keys SET deleted_at = now()
+        WHERE organization_id = ${c.orgId} AND name = 'granted'`);
+    },
+  },
+  invite: {
+    targets: ROLES,
+    send: (c, target) =>
+      svc.app.inject({
+        method: 'POST',
+        url: `/organizations/${c.orgId}/members`,
+        headers: c.headers,
+        payload: { email: email(), role: target },
+      }),
+  },
+  'change-role': {
+    targets: ROLES,
+    send: (c, target) =>
+      svc.app.inject({
+        method: 'PATCH',
+        url: `/organizations/${c.orgId}/members/${c.targetMemberId}`,
+        headers: c.headers,
+        payload: { role: target },
+      }),
+    reset: async (c) => {
+      await svc.container.db.execute(
+        sql`UPDATE members SET role = 'viewer' WHERE id = ${c.targetMemberId}`,
+      );
+    },
+  },
+  'add-wallet': {
+    targets: [SELF_SIGNUP_ROLE],
+    send: (c) =>
+      svc.app.inject({
+        method: 'POST',
+        url: '/wallets',
+        headers: c.headers,
+        payload: { organization_id: c.orgId, email: email(), password: 'correct horse 1' },
+      }),
+  },
+  'self-signup-setting': {
+    targets: [SELF_SIGNUP_ROLE],
+    send: (c) =>
+      svc.app.inject({
+        method: 'PATCH',
+        url: `/organizations/${c.orgId}`,
+        headers: c.headers,
+        payload: { settings: { allow_self_signup: true } },
+      }),
+    reset: async (c) => {
+      await svc.container.db.execute(sql`UPDATE organizations
+        SET settings = settings || '{"allow_self_signup": false}'::jsonb WHERE id = ${c.orgId}`);
+    },
+  },
+};
+
+/** What the table says the answer must be. */
+function expected(site: keyof typeof MATRIX, c: Caller, target: Role) {
+  const [method, url] = GRANT_SITES[site].routes[0].split(' ') as [string, string];
+  const route = routes.find((r) => r.method === method && r.url === url);
+  if (!route) throw new Error(`${method} ${url} is not a route`);
+  if (c.isKey && route.auth === 'bearer') return { status: 401, code: 16 };
+  const needs = GRANT_SITES[site].needs;
+  if (!c.perms.has(needs)) return { status: 403, code: 7, missing: null };
+  const missing = ALL.filter((p) => permissionsOfRole(target).has(p) && !c.perms.has(p));
+  if (missing.length > 0 || (target === 'owner' && !c.ownerPerson)) {
+    return { status: 403, code: 7, missing };
+  }
+  return { status: 200 };
+}
+
+interface Row {
+  site: string;
+  caller: string;
+  target: Role;
+  status: number;
+  body: string;
+}
+const results = new Map<string, Row>();
+const mismatches = new Map<string, string[]>();
+const rowKey = (site: string, caller: string, target: Role) => `${site} | ${caller} | ${target}`;
+let matrixMs = 0;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  routes = svc.routeTable();
+  const callers = await makeCallers();
+  const started = performance.now();
+  for (const [site, rc] of Object.entries(MATRIX) as [keyof typeof MATRIX, RouteCase][]) {
+    const wrong: string[] = [];
+    for (const c of callers) {
+      for (const target of rc.targets) {
+        const res = await rc.send(c, target);
+        const key = rowKey(site, c.name, target);
+        results.set(key, { site, caller: c.name, target, status: res.statusCode, body: res.body });
+        const want = expected(site, c, target);
+        const got = JSON.parse(res.body) as {
+          code?: number;
+          message?: string;
+          details?: { missing_permissions?: string[] };
+        };
+        if (res.statusCode !== want.status || (want.code !== undefined && got.code !== want.code)) {
+          wrong.push(`${key}: want ${want.status}, got ${res.statusCode} ${res.body}`);
+        } else if (want.missing && want.missing.length > 0) {
+          // The refusal names exactly what the caller lacks.
+          const named = got.details?.missing_permissions ?? [];
+          if (JSON.stringify(named) !== JSON.stringify(want.missing)) {
+            wrong.push(`${key}: names ${JSON.stringify(named)}, lacks ${want.missing.join(',')}`);
+          }
+          for (const p of want.missing) {
+            if (!got.message?.includes(p)) wrong.push(`${key}: message misses ${p}`);
+          }
+        }
+        if (res.statusCode === 200) await rc.reset?.(c);
+      }
+    }
+    mismatches.set(site, wrong);
+  }
+  matrixMs = performance.now() - started;
+}, 240_000);
+afterAll(async () => {
+  await svc?.stop();
+});
+
+describe('the grant matrix (every granting route × caller × role)', () => {
+  for (const site of Object.keys(MATRIX)) {
+    it(`${site}: allowed exactly when the role is within the caller's permissions`, () => {
+      expect(mismatches.get(site)).toEqual([]);
+    });
+  }
+
+  it('covered every caller and role of the table, allowed and refused', () => {
+    const callers = new Set([...results.values()].map((r) => r.caller));
+    expect(callers.size).toBe(ROLES.length * 2 + ALL.length);
+    for (const site of Object.keys(MATRIX)) {
+      const rows = [...results.values()].filter((r) => r.site === site);
+      expect(
+        rows.some((r) => r.status === 200),
+        `${site} allows someone`,
+      ).toBe(true);
+      expect(
+        rows.some((r) => r.status === 403),
+        `${site} refuses someone`,
+      ).toBe(true);
+    }
+    console.info(`grant matrix: ${results.size} calls in ${Math.round(matrixMs)} ms`);
+  });
+
+  it('attack 1: a key holding only members.create cannot invite an admin', () => {
+    const row = results.get(rowKey('invite', 'key members.create', 'admin'))!;
+    expect(row.status, row.body).toBe(403);
+    expect(JSON.parse(row.body)).toMatchObject({ code: 7 });
+    expect(JSON.parse(row.body).details.missing_permissions).toContain('api-keys.create');
+    // …nor any role: each would hold something the key lacks.
+    for (const target of ROLES) {
+      expect(results.get(rowKey('invite', 'key members.create', target))!.status).toBe(403);
+    }
+  });
+
+  it('attack 2: a key holding only members.create cannot make a member wallet', async () => {
+    const row = results.get(rowKey('add-wallet', 'key members.create', SELF_SIGNUP_ROLE))!;
+    expect(row.status, row.body).toBe(403);
+    const body = JSON.parse(row.body);
+    expect(body.code).toBe(7);
+    expect(body.details.missing_permissions).toEqual(
+      expect.arrayContaining(['deposits.read', 'actions.create']),
+    );
+    const { rows } = await svc.container.db.execute<{ n: number }>(sql`
+      SELECT count(*)::int AS n FROM members m JOIN api_keys k ON k.organization_id = m.organization_id
+      WHERE k.permissions = '{members.create}' AND m.role = ${SELF_SIGNUP_ROLE}`);
+    expect(rows[0]!.n).toBe(0);
+  });
+
+  it('attack 3: a key holding only organizations.update cannot open self sign-up', async () => {
+    const row = results.get(
+      rowKey('self-signup-setting', 'key organizations.update', SELF_SIGNUP_ROLE),
+    )!;
+    expect(row.status, row.body).toBe(403);
+    expect(JSON.parse(row.body).code).toBe(7);
+    const { rows } = await svc.container.db.execute<{ id: string; open: boolean }>(sql`
+      SELECT o.id, (o.settings->>'allow_self_signup')::boolean AS open FROM organizations o
+      JOIN api_keys k ON k.organization_id = o.id WHERE k.permissions = '{organizations.update}'`);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.open).toBe(false);
+    // So nobody joins it by signing up.
+    const join = await svc.app.inject({
+      method: 'POST',
+      url: '/organizations/wallets',
+      payload: { email: email(), password: 'correct horse 1', organization_id: rows[0]!.id },
+    });
+    expect(join.statusCode, join.body).toBe(403);
+  });
+});
+
+describe('the table of granting places', () => {
+  const declared = () =>
+    routes.filter((r) => r.grants !== undefined).map((r) => `${r.grants} ${r.method} ${r.url}`);
+
+  it('every route in GRANT_SITES declares that place, and no other route declares one', () => {
+    const listed = Object.entries(GRANT_SITES).flatMap(([site, g]) =>
+      g.routes.map((r) => `${site} ${r}`),
+    );
+    expect(declared().sort()).toEqual(listed.sort());
+  });
+
+  it('every granting place is tested: the matrix or a test of its own below', () => {
+    const own: GrantSite[] = ['self-signup', 'confirm-invite'];
+    expect([...Object.keys(MATRIX), ...own].sort()).toEqual(Object.keys(GRANT_SITES).sort());
+  });
+
+  it('a route whose body can name a role, permissions, self sign-up or an organization to join declares a grant', async () => {
+    // Routes that take such a field and give nothing, each with its reason.
+    const givesNothing: Record<string, string> = {
+      'POST /organizations': 'the founder becomes the owner of a new, empty organization',
+      'POST /organizations/switch': 'switches among the memberships the caller already has',
+    };
+    const doc = (await svc.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content?: Record<string, { schema?: unknown }> } }>
+      >;
+    }>();
+    const granting = /"(role|permissions|allow_self_signup|organization_id)"/;
+    const undeclared: string[] = [];
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const name = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`;
+        const schema = JSON.stringify(op.requestBody?.content?.['application/json']?.schema ?? {});
+        if (!granting.test(schema) || givesNothing[name]) continue;
+        const route = routes.find((r) => `${r.method} ${r.url}` === name);
+        if (route?.grants === undefined) undeclared.push(name);
+      }
+    }
+    expect(undeclared, 'declare config.grants (src/lib/grants.ts, GRANT_SITES)').toEqual([]);
+  });
+});
