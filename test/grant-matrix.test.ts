@@ -377,3 +377,102 @@ describe('the table of granting places', () => {
     expect(undeclared, 'declare config.grants (src/lib/grants.ts, GRANT_SITES)').toEqual([]);
   });
 });
+
+/** Whether a person of role `granter` may give `target` (the table's rule, computed here). */
+function personMayGrant(granter: Role, target: Role): boolean {
+  const has = permissionsOfRole(granter);
+  return (
+    [...permissionsOfRole(target)].every((p) => has.has(p)) &&
+    (target !== 'owner' || granter === 'owner')
+  );
+}
+
+describe('confirming an invitation re-checks its inviter as it is then', () => {
+  async function activeRole(memberId: string) {
+    const { rows } = await svc.container.db.execute<{ role: string; status: string }>(
+      sql`SELECT role, status FROM members WHERE id = ${memberId}`,
+    );
+    return rows[0]!;
+  }
+
+  it('an owner invites each role, is then given each role: confirmed exactly when it could still grant it', async () => {
+    const wrong: string[] = [];
+    for (const target of ROLES) {
+      for (const now of ROLES) {
+        const inviter = await createMember(svc, { role: 'owner' });
+        const inv = await steps.invite(inviter, email(), target);
+        await svc.container.db.execute(
+          sql`UPDATE members SET role = ${now} WHERE id = ${inviter.memberId}`,
+        );
+        const res = await steps.confirm(inviter.orgId, inv.token, inv.id);
+        const want = personMayGrant(now, target) ? 200 : 403;
+        if (res.statusCode !== want) {
+          wrong.push(`${target} invited by an owner now ${now}: ${res.statusCode} ${res.body}`);
+        } else if (want === 403) {
+          expect(res.json().code).toBe(7);
+          expect((await activeRole(inv.id)).status).toBe('invited');
+        } else {
+          expect(await activeRole(inv.id)).toEqual({ role: target, status: 'active' });
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('an inviter removed since grants nothing; the invitation stays until it expires', async () => {
+    const owner = await createMember(svc, { role: 'owner' });
+    const admin = await createMember(svc, { orgId: owner.orgId, role: 'admin' });
+    const inv = await steps.invite(admin, email(), 'viewer');
+    await svc.container.db.execute(
+      sql`UPDATE members SET status = 'removed' WHERE id = ${admin.memberId}`,
+    );
+    const res = await steps.confirm(owner.orgId, inv.token, inv.id);
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().details.missing_permissions).toContain('objects.read');
+    expect((await activeRole(inv.id)).status).toBe('invited');
+  });
+
+  it('an invitation by an API key holds while the key does, and not once it is deleted', async () => {
+    const owner = await createMember(svc, { role: 'owner' });
+    const perms = ['members.create', ...permissionsOfRole('viewer')] as Permission[];
+    const key = await insertKey(owner, perms);
+    const keyAsInviter = { ...owner, headers: key.headers };
+    const kept = await steps.invite(keyAsInviter, email(), 'viewer');
+    const dropped = await steps.invite(keyAsInviter, email(), 'viewer');
+    expect((await steps.confirm(owner.orgId, kept.token, kept.id)).statusCode).toBe(200);
+    await svc.container.db.execute(
+      sql`UPDATE api_keys SET deleted_at = now() WHERE id = ${key.id}`,
+    );
+    const res = await steps.confirm(owner.orgId, dropped.token, dropped.id);
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().code).toBe(7);
+  });
+
+  it('an invitation that names no inviter (made before they were recorded) is refused', async () => {
+    const owner = await createMember(svc, { role: 'owner' });
+    const inv = await steps.invite(owner, email(), 'viewer');
+    await svc.container.db.execute(sql`UPDATE members
+      SET invited_by_wallet_id = NULL, invited_by_api_key_id = NULL WHERE id = ${inv.id}`);
+    const res = await steps.confirm(owner.orgId, inv.token, inv.id);
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.json().message).toMatch(/ask for a new one/);
+  });
+});
+
+describe('self sign-up gives exactly its role, only where it is on', () => {
+  for (const open of [false, true]) {
+    it(`POST /organizations/wallets with organization_id, self sign-up ${open ? 'on' : 'off'}`, async () => {
+      const orgId = await createOrganization(svc, { allowSelfSignup: open });
+      const res = await svc.app.inject({
+        method: 'POST',
+        url: '/organizations/wallets',
+        payload: { email: email(), password: 'correct horse 1', organization_id: orgId },
+      });
+      expect(res.statusCode, res.body).toBe(open ? 200 : 403);
+      const { rows } = await svc.container.db.execute<{ role: string }>(
+        sql`SELECT role FROM members WHERE organization_id = ${orgId}`,
+      );
+      expect(rows.map((r) => r.role)).toEqual(open ? [SELF_SIGNUP_ROLE] : []);
+    });
+  }
+});
