@@ -20,6 +20,7 @@ describe('the route table', () => {
       url: '/api-keys',
       auth: 'bearer',
       permission: 'api-keys.create',
+      grants: 'api-key',
     });
     expect(routes).toContainEqual({
       method: 'GET',
