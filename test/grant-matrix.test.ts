@@ -119,10 +119,16 @@ async function makeCallers(): Promise<Caller[]> {
 
 type Answer = { statusCode: number; body: string };
 
+/** What a route gives: a role, or (an API key) a single permission. */
+type Target = Role | Permission;
+const isRoleTarget = (t: Target): t is Role => (ROLES as readonly string[]).includes(t);
+const permsOf = (t: Target): ReadonlySet<Permission> =>
+  isRoleTarget(t) ? permissionsOfRole(t) : new Set([t]);
+
 interface RouteCase {
   /** The roles the route can give: every role, or the one self sign-up gives. */
-  targets: readonly Role[];
-  send(c: Caller, target: Role): Promise<Answer>;
+  targets: readonly Target[];
+  send(c: Caller, target: Target): Promise<Answer>;
   /** Puts the caller's organization back after an allowed call. */
   reset?(c: Caller): Promise<void>;
 }
@@ -133,13 +139,14 @@ const email = () => `grant-${++seq}@matrix.test`;
 /** The routes where a caller grants; the other places are tested by name below. */
 const MATRIX: Record<Exclude<GrantSite, 'self-signup' | 'confirm-invite'>, RouteCase> = {
   'api-key': {
-    targets: ROLES,
+    // A key's permissions need not be a role's: each single permission too.
+    targets: [...ROLES, ...ALL],
     send: (c, target) =>
       svc.app.inject({
         method: 'POST',
         url: '/api-keys',
         headers: c.headers,
-        payload: { name: 'granted', permissions: crudOf([...permissionsOfRole(target)]) },
+        payload: { name: 'granted', permissions: crudOf([...permsOf(target)]) },
       }),
     reset: async (c) => {
       await svc.container.db.execute(sql`UPDATE api_keys SET deleted_at = now()
@@ -198,14 +205,14 @@ const MATRIX: Record<Exclude<GrantSite, 'self-signup' | 'confirm-invite'>, Route
 };
 
 /** What the table says the answer must be. */
-function expected(site: keyof typeof MATRIX, c: Caller, target: Role) {
+function expected(site: keyof typeof MATRIX, c: Caller, target: Target) {
   const [method, url] = GRANT_SITES[site].routes[0].split(' ') as [string, string];
   const route = routes.find((r) => r.method === method && r.url === url);
   if (!route) throw new Error(`${method} ${url} is not a route`);
   if (c.isKey && route.auth === 'bearer') return { status: 401, code: 16 };
   const needs = GRANT_SITES[site].needs;
   if (!c.perms.has(needs)) return { status: 403, code: 7, missing: null };
-  const missing = ALL.filter((p) => permissionsOfRole(target).has(p) && !c.perms.has(p));
+  const missing = ALL.filter((p) => permsOf(target).has(p) && !c.perms.has(p));
   if (missing.length > 0 || (target === 'owner' && !c.ownerPerson)) {
     return { status: 403, code: 7, missing };
   }
@@ -215,24 +222,29 @@ function expected(site: keyof typeof MATRIX, c: Caller, target: Role) {
 interface Row {
   site: string;
   caller: string;
-  target: Role;
+  target: Target;
   status: number;
   body: string;
 }
 const results = new Map<string, Row>();
 const mismatches = new Map<string, string[]>();
-const rowKey = (site: string, caller: string, target: Role) => `${site} | ${caller} | ${target}`;
+const rowKey = (site: string, caller: string, target: Target) => `${site} | ${caller} | ${target}`;
 let matrixMs = 0;
+const callerNamed = new Map<string, Caller>();
 
 beforeAll(async () => {
   svc = await startTestService();
   routes = svc.routeTable();
   const callers = await makeCallers();
+  for (const c of callers) callerNamed.set(c.name, c);
   const started = performance.now();
   for (const [site, rc] of Object.entries(MATRIX) as [keyof typeof MATRIX, RouteCase][]) {
     const wrong: string[] = [];
     for (const c of callers) {
       for (const target of rc.targets) {
+        // A key is refused by POST /api-keys before its body is read (401): the role
+        // targets show that; the single permissions are for the people who may call it.
+        if (site === 'api-key' && c.isKey && !isRoleTarget(target)) continue;
         const res = await rc.send(c, target);
         const key = rowKey(site, c.name, target);
         results.set(key, { site, caller: c.name, target, status: res.statusCode, body: res.body });
@@ -308,10 +320,12 @@ describe('the grant matrix (every granting route × caller × role)', () => {
     expect(body.details.missing_permissions).toEqual(
       expect.arrayContaining(['deposits.read', 'actions.create']),
     );
-    const { rows } = await svc.container.db.execute<{ n: number }>(sql`
-      SELECT count(*)::int AS n FROM members m JOIN api_keys k ON k.organization_id = m.organization_id
-      WHERE k.permissions = '{members.create}' AND m.role = ${SELF_SIGNUP_ROLE}`);
-    expect(rows[0]!.n).toBe(0);
+    // Nothing was made: the key's organization still has its owner and target only.
+    const { orgId } = callerNamed.get('key members.create')!;
+    const { rows } = await svc.container.db.execute<{ role: string }>(
+      sql`SELECT role FROM members WHERE organization_id = ${orgId} ORDER BY role`,
+    );
+    expect(rows.map((r) => r.role)).toEqual(['owner', 'viewer']);
   });
 
   it('attack 3: a key holding only organizations.update cannot open self sign-up', async () => {
@@ -320,10 +334,10 @@ describe('the grant matrix (every granting route × caller × role)', () => {
     )!;
     expect(row.status, row.body).toBe(403);
     expect(JSON.parse(row.body).code).toBe(7);
+    const { orgId } = callerNamed.get('key organizations.update')!;
     const { rows } = await svc.container.db.execute<{ id: string; open: boolean }>(sql`
       SELECT o.id, (o.settings->>'allow_self_signup')::boolean AS open FROM organizations o
-      JOIN api_keys k ON k.organization_id = o.id WHERE k.permissions = '{organizations.update}'`);
-    expect(rows).toHaveLength(1);
+      WHERE o.id = ${orgId}`);
     expect(rows[0]!.open).toBe(false);
     // So nobody joins it by signing up.
     const join = await svc.app.inject({
@@ -365,16 +379,22 @@ describe('the table of granting places', () => {
     }>();
     const granting = /"(role|permissions|allow_self_signup|organization_id)"/;
     const undeclared: string[] = [];
+    const matched = new Set<string>();
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {
         const name = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`;
         const schema = JSON.stringify(op.requestBody?.content?.['application/json']?.schema ?? {});
-        if (!granting.test(schema) || givesNothing[name]) continue;
+        if (!granting.test(schema)) continue;
+        matched.add(name);
+        if (givesNothing[name]) continue;
         const route = routes.find((r) => `${r.method} ${r.url}` === name);
         if (route?.grants === undefined) undeclared.push(name);
       }
     }
     expect(undeclared, 'declare config.grants (src/lib/grants.ts, GRANT_SITES)').toEqual([]);
+    // The exceptions are real routes that take such a field (no stale entry hides one).
+    for (const name of Object.keys(givesNothing)) expect(matched.has(name), name).toBe(true);
+    expect(matched.size).toBeGreaterThan(Object.keys(givesNothing).length);
   });
 });
 
