@@ -1135,7 +1135,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Create a password wallet in an existing organization */
+    /** Create a password wallet in an existing organization (by a caller with members.create there and the member role within its permissions, or where self sign-up is allowed) */
     post: {
       parameters: {
         query?: never;
@@ -2984,7 +2984,7 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** UpdateOrganization (needs organizations.update there) */
+    /** UpdateOrganization (needs organizations.update there; turning allow_self_signup on, the member role within your own permissions) */
     patch: {
       parameters: {
         query?: never;
@@ -3151,7 +3151,7 @@ export interface paths {
       };
     };
     put?: never;
-    /** InviteMember: an invitation by email (needs members.create; owner role by owners only) */
+    /** InviteMember: an invitation by email (needs members.create; a role within your own permissions, owner by owners only) */
     post: {
       parameters: {
         query?: never;
@@ -3294,7 +3294,7 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** UpdateMember: change a member's role (needs members.update) */
+    /** UpdateMember: change a member's role (needs members.update; a role within your own permissions, owner by owners only) */
     patch: {
       parameters: {
         query?: never;

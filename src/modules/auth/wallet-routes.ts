@@ -47,7 +47,8 @@ export function registerAuthWalletRoutes(app: App, id: Identity) {
       config: { auth: 'optional', permission: 'authenticated', grants: 'add-wallet' },
       schema: {
         tags,
-        summary: 'Create a password wallet in an existing organization',
+        summary:
+          'Create a password wallet in an existing organization (by a caller with members.create there and the member role within its permissions, or where self sign-up is allowed)',
         body: CreateWalletInput,
         response: { 200: CreatedWallet },
       },

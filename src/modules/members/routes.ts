@@ -41,7 +41,7 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
       schema: {
         tags,
         summary:
-          'InviteMember: an invitation by email (needs members.create; owner role by owners only)',
+          'InviteMember: an invitation by email (needs members.create; a role within your own permissions, owner by owners only)',
         params: OrganizationPath,
         body: InviteMemberInput,
         response: { 200: IdResponse },
@@ -56,7 +56,8 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
       config: { permission: 'authenticated', grants: 'change-role' },
       schema: {
         tags,
-        summary: "UpdateMember: change a member's role (needs members.update)",
+        summary:
+          "UpdateMember: change a member's role (needs members.update; a role within your own permissions, owner by owners only)",
         params: MemberPath,
         body: UpdateMemberInput,
         response: { 200: Empty },

@@ -92,7 +92,8 @@ export function registerOrganizationRoutes(app: App, svc: OrganizationService) {
       config: { permission: 'authenticated', grants: 'self-signup-setting' },
       schema: {
         tags,
-        summary: 'UpdateOrganization (needs organizations.update there)',
+        summary:
+          'UpdateOrganization (needs organizations.update there; turning allow_self_signup on, the member role within your own permissions)',
         params: OrganizationPath,
         body: UpdateOrganizationInput,
         response: { 200: Empty },
