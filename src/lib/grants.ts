@@ -13,8 +13,10 @@ import {
  * wallet or a key — a role, a key's permissions, the `member` role that self sign-up gives
  * anyone — must be within the caller's own effective permissions, and only an owner (a
  * person, never a key) grants the owner role. Every place that gives power calls
- * `requireGrant` here and nowhere else decides; the writes that give power take the `Grant`
- * it answers, so a path that skipped the check does not compile.
+ * `requireGrant` here and nowhere else decides; the writes that give a role or a key's
+ * permissions take the `RoleGrant`/`PermissionsGrant` it answers, so a path that skipped
+ * the check does not compile. (Turning self sign-up on writes a setting, not a role: its
+ * one writer, OrganizationService.update, calls `requireGrant` before it.)
  */
 
 /** The role a wallet joins an organization with by self sign-up. */
