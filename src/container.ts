@@ -94,7 +94,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const db = database.db;
   const tokens = new TokenService(db, clock, config.publicUrl);
   await tokens.init();
-  const sessions = new SessionService(db, clock, tokens);
+  const sessions = new SessionService(db, clock, tokens, config.sessions);
   const sender = createSender(db, clock, deps.logger, config.smtp);
   const rateLimitStore = await createRateLimitStore(config.redisUrl, deps.logger);
   const rateLimiter = new RateLimiter(rateLimitStore);
