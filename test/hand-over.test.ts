@@ -6,7 +6,14 @@ import { permissionsOfRole } from '../src/lib/permissions.js';
 import { ADDRESS_PROOFS } from '../src/modules/auth/code-flows.js';
 import { createApiKey } from './helpers/api-keys.js';
 import { createMember, createOrganization, type TestMember } from './helpers/fixtures.js';
-import { bearer, lastCode, signUp, uniqueEmail, type Tokens } from './helpers/identity.js';
+import {
+  bearer,
+  lastCode,
+  sessionIdOf,
+  signUp,
+  uniqueEmail,
+  type Tokens,
+} from './helpers/identity.js';
 import { memberSteps } from './helpers/members.js';
 import { startTestService, type TestService } from './helpers/service.js';
 
@@ -56,7 +63,17 @@ async function squatterSetsUp(channel: Channel) {
   });
   expect(switched.statusCode, switched.body).toBe(200);
   const tokens = switched.json<Tokens>();
-  const asOwner = { orgId, headers: bearer(tokens) } as TestMember;
+  const asOwner: TestMember = {
+    orgId,
+    walletId: tokens.wallet.id,
+    memberId: '',
+    address: tokens.wallet.address,
+    email: contact.email ?? '',
+    accessToken: tokens.access_token,
+    refreshToken: tokens.refresh_token,
+    sessionId: sessionIdOf(tokens.access_token),
+    headers: bearer(tokens),
+  };
   const key = await createApiKey(svc, asOwner, [...permissionsOfRole('owner')]);
   const accomplice = await invite(asOwner, uniqueEmail('accomplice'), 'admin');
   // An invitation to the owner's own address, opened: it would bind at the owner's proof.
