@@ -25,7 +25,7 @@ export interface SessionView {
 }
 
 type RotateOutcome =
-  | { kind: 'ok'; response: TokenResponse }
+  | { kind: 'ok'; sessionId: string; response: TokenResponse }
   | { kind: 'end'; sessionId: string; reason: EndReason }
   | { kind: 'refused' };
 
@@ -82,9 +82,13 @@ export class SessionManager implements CredentialSessions {
         session.organization_id,
         next,
       );
-      return { kind: 'ok', response };
+      return { kind: 'ok', sessionId: session.id, response };
     });
-    if (outcome.kind === 'ok') return outcome.response;
+    if (outcome.kind === 'ok') {
+      // Its state as cached here predates the rotation (an older idle end).
+      this.sessions.invalidate(outcome.sessionId);
+      return outcome.response;
+    }
     if (outcome.kind === 'end') await this.endWhere({ id: outcome.sessionId }, outcome.reason);
     throw unauthenticated('invalid or expired refresh token');
   }
