@@ -32,6 +32,20 @@ describe('config', () => {
     expect(c.webauthn.origins).toEqual(['https://example.com', 'https://app.example.com:8443']);
   });
 
+  it('ends sessions by age: 30 days after sign-in, 7 days idle, both settable in seconds', () => {
+    const day = 24 * 60 * 60 * 1000;
+    expect(loadConfig({}).sessions).toEqual({ maxAgeMs: 30 * day, idleTimeoutMs: 7 * day });
+    expect(
+      loadConfig({ SESSION_MAX_AGE_SECONDS: '86400', SESSION_IDLE_TIMEOUT_SECONDS: '3600' })
+        .sessions,
+    ).toEqual({ maxAgeMs: day, idleTimeoutMs: 3_600_000 });
+    for (const name of ['SESSION_MAX_AGE_SECONDS', 'SESSION_IDLE_TIMEOUT_SECONDS']) {
+      for (const bad of ['0', '59', '1.5', 'a week', String(400 * 86400)]) {
+        expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(name));
+      }
+    }
+  });
+
   it('reads overrides', () => {
     const c = loadConfig({ PORT: '9000', DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://h/db' });
     expect(c.port).toBe(9000);

@@ -26,6 +26,13 @@ export interface Config {
     /** A kept-alive connection waits this long for its next request. */
     keepAliveTimeoutMs: number;
   };
+  /** How long a sign-in lasts (docs/auth.md "Sessions"); seconds in the environment. */
+  sessions: {
+    /** A session ends this long after its sign-in, however often it is refreshed. */
+    maxAgeMs: number;
+    /** A session ends when its refresh token was last used this long ago. */
+    idleTimeoutMs: number;
+  };
   redisUrl: string | null;
   trustProxy: boolean;
   publicListCacheMs: number;
@@ -236,6 +243,8 @@ function webauthnOrigins(env: Env, port: number): string[] {
   return origins;
 }
 
+const DAY_SECONDS = 24 * 60 * 60;
+
 /** The repository's console/dist, wherever the process was started from. */
 const DEFAULT_CONSOLE_DIR = path.resolve(import.meta.dirname, '..', 'console', 'dist');
 
@@ -272,6 +281,11 @@ export function loadConfig(env: Env = process.env): Config {
       headersTimeoutMs,
       idleTimeoutMs: int(env, 'HTTP_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
       keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    },
+    sessions: {
+      maxAgeMs: 1000 * int(env, 'SESSION_MAX_AGE_SECONDS', 30 * DAY_SECONDS, 60, 366 * DAY_SECONDS),
+      idleTimeoutMs:
+        1000 * int(env, 'SESSION_IDLE_TIMEOUT_SECONDS', 7 * DAY_SECONDS, 60, 366 * DAY_SECONDS),
     },
     redisUrl: optional(env, 'REDIS_URL'),
     trustProxy: bool(env, 'TRUST_PROXY', false),

@@ -94,13 +94,15 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const db = database.db;
   const tokens = new TokenService(db, clock, config.publicUrl);
   await tokens.init();
-  const sessions = new SessionService(db, clock, tokens);
+  const sessions = new SessionService(db, clock, tokens, config.sessions);
   const sender = createSender(db, clock, deps.logger, config.smtp);
   const rateLimitStore = await createRateLimitStore(config.redisUrl, deps.logger);
   const rateLimiter = new RateLimiter(rateLimitStore);
   // Identity runs one way (docs/architecture.md): sign-in builds on the wallets' accounts, and
   // wallets reach sessions only through the port they declare, which sign-in implements.
   const accounts = new Accounts(clock, new AddressNotices(db, clock, sender, deps.logger));
+  const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
+  const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
   const identity = createIdentity({
     config,
     db,
@@ -109,6 +111,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     sessions,
     sender,
     accounts,
+    apiKeys: { forget: (ids) => ids.forEach((id) => apiKeyVerifier.forget(id)) },
   });
   const wallets = new WalletService(db, clock, identity.sessions);
   const templates = new TemplateService(db, clock);
@@ -137,8 +140,6 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     batchSizes: batches.sizes,
     batchPublicKey: batches.publicKey,
   });
-  const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
-  const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
   const workers: Worker[] = [
     {

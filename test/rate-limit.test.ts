@@ -111,4 +111,77 @@ describe('rate limits', () => {
     expect(third.body).not.toBe(first.body);
     expect(third.body).toContain('route="unmatched",status="404"');
   });
+
+  // Issue 27 item 8: a request refused for its credential is anonymous traffic of its
+  // client address, refused 429 past the anonymous limit like any other.
+  describe('bad-credential floods from one address', () => {
+    let tight: TestService;
+    beforeAll(async () => {
+      tight = await startTestService({
+        env: {
+          RATE_LIMIT_ENABLED: 'true',
+          RATE_LIMIT_ANONYMOUS_PER_MINUTE: '3',
+          RATE_LIMIT_ANONYMOUS_PER_SECOND: '3',
+        },
+      });
+    });
+    afterAll(async () => {
+      await tight.stop();
+    });
+
+    // Every way the credential check refuses (src/http/auth.ts), each one request.
+    const refusals: Record<string, { url: string; headers: Record<string, string> }> = {
+      'no credential': { url: '/wallets/me', headers: {} },
+      'a malformed Authorization header': {
+        url: '/wallets/me',
+        headers: { authorization: 'Basic dXNlcjpwYXNz' },
+      },
+      'a bearer token that does not verify': {
+        url: '/wallets/me',
+        headers: { authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' },
+      },
+      'an API key that does not exist': {
+        url: '/wallets/me',
+        headers: { 'x-api-key': 'onsk_live_0000000000000000000000000000000000000000' },
+      },
+      'v2 app credentials': { url: '/wallets/me', headers: { 'app-id': 'a', 'app-secret': 'b' } },
+      'an API key on a route for signed-in people': {
+        url: '/api-keys',
+        headers: { 'x-api-key': 'onsk_live_0000000000000000000000000000000000000000' },
+      },
+    };
+    let n = 0;
+    for (const [name, req] of Object.entries(refusals)) {
+      it(`answers 401 three times, then 429 code 8: ${name}`, async () => {
+        n += 1;
+        const remoteAddress = `198.51.100.${n}`;
+        const send = (addr = remoteAddress) =>
+          tight.app.inject({
+            method: 'GET',
+            url: req.url,
+            headers: req.headers,
+            remoteAddress: addr,
+          });
+        const statuses = [];
+        for (let i = 0; i < 3; i++) statuses.push((await send()).statusCode);
+        expect(statuses).toEqual([401, 401, 401]);
+        const limited = await send();
+        expect(limited.statusCode).toBe(429);
+        expect(limited.json()).toMatchObject({ code: 8 });
+        expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(limited.headers['x-ratelimit-limit']).toBe('3');
+        expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+        // Another address is still answered; a valid credential from this one too.
+        expect((await send(`203.0.113.${n}`)).statusCode).toBe(401);
+        const member = await createMember(tight);
+        const ok = await tight.app.inject({
+          method: 'GET',
+          url: '/wallets/me',
+          headers: member.headers,
+          remoteAddress,
+        });
+        expect(ok.statusCode).toBe(200);
+      });
+    }
+  });
 });

@@ -20,7 +20,7 @@ import { registerInputGuard } from './input-guard.js';
 import { isTimestamp } from '../lib/timestamp.js';
 import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
-import { registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
+import { refusalLimit, registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
 import { serverOptions, type HttpTimeouts } from './server-options.js';
 import type { App } from './types.js';
@@ -203,7 +203,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
       .send({ code: Code.NOT_FOUND, message: `no route ${req.method} ${req.url.split('?')[0]}` }),
   );
 
-  registerAuth(app, opts.verifiers);
+  registerAuth(app, opts.verifiers, opts.rateLimit ? refusalLimit(opts.rateLimit) : null);
   registerInputGuard(app);
   registerOffsetRefusal(app);
   if (opts.rateLimit) registerRateLimits(app, opts.rateLimit);

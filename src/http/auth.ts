@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from './types.js';
 import { forbidden, unauthenticated } from '../lib/errors.js';
 import type { GrantSite } from '../lib/grants.js';
@@ -32,6 +32,13 @@ declare module 'fastify' {
     auth: AuthContext | null;
   }
 }
+
+/**
+ * Counts a request refused for its credential (none, malformed or not valid) against its
+ * client address, as anonymous traffic (src/http/rate-limit/hook.ts), and answers the 429
+ * to send instead of the 401 once that address is over its limit; null: answer the 401.
+ */
+export type RefusalLimit = (req: FastifyRequest, reply: FastifyReply) => Promise<Error | null>;
 
 /** Filled in by the features that own each credential (sign-in, API keys). */
 export interface CredentialVerifiers {
@@ -81,11 +88,20 @@ export function authOf(req: FastifyRequest): AuthContext {
 
 /**
  * Resolves the caller before the body is parsed, so an unauthenticated request is
- * refused without reading it, then checks the route's declared permission.
+ * refused without reading it, then checks the route's declared permission. A refused
+ * credential counts as anonymous traffic of its client address (`limitRefusal`): a flood of
+ * bad credentials from one address is answered 429 like any other anonymous flood.
  */
-export function registerAuth(app: App, verifiers: CredentialVerifiers) {
+export function registerAuth(
+  app: App,
+  verifiers: CredentialVerifiers,
+  limitRefusal: RefusalLimit | null = null,
+) {
   app.decorateRequest('auth', null);
-  app.addHook('onRequest', async (req) => {
+  const refuse = async (req: FastifyRequest, reply: FastifyReply, message: string) => {
+    throw (limitRefusal && (await limitRefusal(req, reply))) ?? unauthenticated(message);
+  };
+  app.addHook('onRequest', async (req, reply) => {
     const config = req.routeOptions.config;
     if (req.routeOptions.url === undefined) return; // unknown route: the 404 handler answers
     const mode: AuthMode = config.auth ?? 'either';
@@ -93,18 +109,18 @@ export function registerAuth(app: App, verifiers: CredentialVerifiers) {
     const cred = readCredential(req);
     if (cred.kind === 'none') {
       if (mode === 'optional') return;
-      throw unauthenticated('no auth provided');
+      return refuse(req, reply, 'no auth provided');
     }
-    if (cred.kind === 'malformed') throw unauthenticated('malformed credential');
-    if (cred.kind === 'v2') throw unauthenticated(V2_CREDENTIAL_MESSAGE);
+    if (cred.kind === 'malformed') return refuse(req, reply, 'malformed credential');
+    if (cred.kind === 'v2') return refuse(req, reply, V2_CREDENTIAL_MESSAGE);
     if (cred.kind === 'api_key' && mode === 'bearer') {
-      throw unauthenticated('this call needs a bearer token of a signed-in person');
+      return refuse(req, reply, 'this call needs a bearer token of a signed-in person');
     }
     const result =
       cred.kind === 'bearer'
         ? await verifiers.bearer(cred.value)
         : await verifiers.apiKey(cred.value);
-    if (!result.ok) throw unauthenticated(result.reason);
+    if (!result.ok) return refuse(req, reply, result.reason);
     if (mode === 'person' && result.auth.kind === 'api_key') {
       throw forbidden('needs a signed-in person');
     }

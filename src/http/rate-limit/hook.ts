@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../../lib/errors.js';
+import type { RefusalLimit } from '../auth.js';
 import type { App } from '../types.js';
 import { buildGroups, groupOf, type DefaultLimits, type Group, type GroupName } from './groups.js';
 import type { Decision, RateLimiter } from './limiter.js';
@@ -19,6 +20,34 @@ declare module 'fastify' {
      */
     rateLimit?: GroupName | 'none';
   }
+}
+
+/** The allowance of callers with no (valid) credential, per client address. */
+function anonymousGroup(opts: RateLimitOptions): Group {
+  return {
+    ...buildGroups(opts.defaults).default,
+    rules: [
+      { limit: opts.anonymous.perMinute, windowMs: 60_000 },
+      { limit: opts.anonymous.perSecond, windowMs: 1_000 },
+    ],
+  };
+}
+
+/**
+ * The limit on requests refused for their credential (src/http/auth.ts `RefusalLimit`): each
+ * counts against its client address in the anonymous group, and once that address is over
+ * it the answer is 429 rather than 401. Counted here, such an answer carries the headers and
+ * is not counted again when sent.
+ */
+export function refusalLimit(opts: RateLimitOptions): RefusalLimit {
+  const group = anonymousGroup(opts);
+  return async (req, reply) => {
+    const subject = `ip:${req.ip}`;
+    const d =
+      opts.limiter.checkNow(group, subject, 1) ?? (await opts.limiter.check(group, subject, 1));
+    setHeaders(reply, d);
+    return d.allowed ? null : tooManyRequests('rate limit exceeded; retry later', d.retryAfter);
+  };
 }
 
 function subjectOf(req: FastifyRequest, group: Group): string {
@@ -42,13 +71,7 @@ function setHeaders(reply: FastifyReply, d: Decision) {
  */
 export function registerRateLimits(app: App, opts: RateLimitOptions) {
   const groups = buildGroups(opts.defaults);
-  const anonymousDefault: Group = {
-    ...groups.default,
-    rules: [
-      { limit: opts.anonymous.perMinute, windowMs: 60_000 },
-      { limit: opts.anonymous.perSecond, windowMs: 1_000 },
-    ],
-  };
+  const anonymousDefault = anonymousGroup(opts);
 
   const groupFor = (req: FastifyRequest): Group | null => {
     const url = req.routeOptions.url;

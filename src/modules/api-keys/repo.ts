@@ -196,3 +196,19 @@ export async function findLiveKeyInOrg(
       AND k.expires_at > ${now}`);
   return rows[0] ?? null;
 }
+
+/**
+ * Revokes (deletes) every undeleted key the wallet created, in any organization: scoped by
+ * its creator, not an organization, because it is what a wallet set up that goes (the
+ * hand-over of a wallet to its address's owner). Answers their ids.
+ */
+export async function revokeKeysCreatedBy(
+  exec: Executor,
+  walletId: string,
+  now: Date,
+): Promise<string[]> {
+  const { rows } = await exec.execute<{ id: string }>(sql`
+    UPDATE api_keys SET deleted_at = ${now}, updated_at = ${now}
+    WHERE created_by = ${walletId} AND deleted_at IS NULL RETURNING id`);
+  return rows.map((r) => r.id);
+}

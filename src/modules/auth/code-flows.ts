@@ -7,16 +7,32 @@ import {
   oneContact,
   recipientOf,
   type Accounts,
+  type Confirmation,
   type Contact,
   type CredentialType,
 } from '../wallets/index.js';
 import type { CodeStore } from './codes.js';
+import type { HandOver, HandOverReceipt } from './hand-over.js';
 import { hashPassword } from './password.js';
 import type { TokenResponse } from './session-service.js';
 import type { SessionManager } from './sessions.js';
 import type { SignIn } from './sign-in.js';
 
 const WRONG_CODE = 'invalid or expired code';
+
+/**
+ * Every way a code proves an address, and whether the address's first proof hands the wallet
+ * over (`HandOver`): it does when the code comes from someone not signed in, since whoever
+ * made the wallet never proved the address; it does not when the signed-in wallet proves its
+ * own address. test/hand-over.test.ts runs each row and refuses a new code route not listed.
+ */
+export const ADDRESS_PROOFS = [
+  { route: 'POST /auth/otp/verify', channel: 'email', handsOver: true },
+  { route: 'POST /auth/otp/verify', channel: 'sms', handsOver: true },
+  { route: 'POST /auth/password-reset/confirm', channel: 'email', handsOver: true },
+  { route: 'POST /auth/verify', channel: 'email', handsOver: false },
+  { route: 'POST /auth/verify', channel: 'sms', handsOver: false },
+] as const;
 
 /**
  * Flows built on one-time codes: confirming an address, password reset and one-time-code
@@ -29,6 +45,7 @@ export class CodeFlows {
     private readonly accounts: Accounts,
     private readonly signIn: SignIn,
     private readonly sessions: SessionManager,
+    private readonly handOver: HandOver,
   ) {}
 
   /** `POST /auth/verification-code`: a new code to the unconfirmed address of the caller. */
@@ -101,7 +118,7 @@ export class CodeFlows {
   /**
    * `POST /auth/password-reset/confirm`: sets the new password, ends every session of the
    * wallet and opens a new one (the only one left). When the code is the first proof of the
-   * address, the wallet's other credentials go too (`handOver`).
+   * address, the wallet is handed over (`HandOver`) and keeps only the new password.
    */
   async confirmPasswordReset(
     input: { email: string; code: string; password: string },
@@ -115,15 +132,17 @@ export class CodeFlows {
     });
     if (!hit) throw unauthenticated(WRONG_CODE);
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (tx) => {
+    const { response, ended } = await this.db.transaction(async (tx) => {
       // The code proved control of the address.
-      const proof = await this.accounts.confirmAddress(tx, hit.walletId, 'email');
+      const { proof, receipt } = await this.prove(tx, hit.walletId, 'email', ['password']);
       if (proof === 'held' || proof === 'none') throw unauthenticated(WRONG_CODE);
-      if (proof === 'confirmed') await this.handOver(tx, hit.walletId, ['password']);
       await this.accounts.setPassword(tx, hit.walletId, passwordHash);
-      await this.sessions.endAllOf(tx, hit.walletId, 'password_reset');
-      return this.signIn.complete(tx, hit.walletId, undefined, client);
+      const rest = await this.sessions.endAllOf(tx, hit.walletId, 'password_reset');
+      const response = await this.signIn.complete(tx, hit.walletId, undefined, client);
+      return { response, ended: withSessions(receipt, rest) };
     });
+    this.handOver.forget(ended);
+    return response;
   }
 
   /** `POST /auth/otp`: a sign-in code to the account's address; answers alike either way. */
@@ -141,8 +160,8 @@ export class CodeFlows {
 
   /**
    * `POST /auth/otp/verify`: signs in with the code; it also confirms the address. When it is
-   * the first proof of the address, the wallet is handed over (`handOver`): its password and
-   * other credentials go and its sessions end.
+   * the first proof of the address, the wallet is handed over (`HandOver`): its password and
+   * other credentials, sessions, API keys and memberships go.
    */
   async verifyOtp(
     input: { email?: string; phone_number?: string; code: string; organization_id?: string },
@@ -155,15 +174,14 @@ export class CodeFlows {
       code: input.code,
     });
     if (!hit) throw unauthenticated(WRONG_CODE);
-    return this.db.transaction(async (tx) => {
-      const proof = await this.accounts.confirmAddress(tx, hit.walletId, hit.channel);
+    const { response, receipt } = await this.db.transaction(async (tx) => {
+      const { proof, receipt } = await this.prove(tx, hit.walletId, hit.channel, []);
       if (proof === 'held' || proof === 'none') throw unauthenticated(WRONG_CODE);
-      if (proof === 'confirmed') {
-        await this.handOver(tx, hit.walletId, []);
-        await this.sessions.endAllOf(tx, hit.walletId, 'address_proven');
-      }
-      return this.signIn.complete(tx, hit.walletId, input.organization_id, client);
+      const response = await this.signIn.complete(tx, hit.walletId, input.organization_id, client);
+      return { response, receipt };
     });
+    this.handOver.forget(receipt);
+    return response;
   }
 
   /**
@@ -175,11 +193,24 @@ export class CodeFlows {
   }
 
   /**
-   * A code proved the address for the first time, from someone not signed in. Whoever made the
-   * wallet had not proven it, so nothing they set up may stay (account pre-hijacking): every
-   * credential goes but the `keep` types (the caller ends the sessions).
+   * Confirms the address a code from someone not signed in proved. When it is the address's
+   * first proof, the wallet is handed over (all but the `keep` credential types go) before
+   * the invitations accepted for the address bind to it.
    */
-  private async handOver(tx: Executor, walletId: string, keep: CredentialType[]) {
-    await this.accounts.removeCredentialsExcept(tx, walletId, keep);
+  private async prove(
+    tx: Executor,
+    walletId: string,
+    channel: 'email' | 'sms',
+    keep: CredentialType[],
+  ): Promise<{ proof: Confirmation; receipt: HandOverReceipt }> {
+    let receipt: HandOverReceipt = { sessionIds: [], apiKeyIds: [] };
+    const proof = await this.accounts.confirmAddress(tx, walletId, channel, async () => {
+      receipt = await this.handOver.clear(tx, walletId, keep);
+    });
+    return { proof, receipt };
   }
+}
+
+function withSessions(receipt: HandOverReceipt, ended: { id: string }[]): HandOverReceipt {
+  return { ...receipt, sessionIds: [...receipt.sessionIds, ...ended.map((s) => s.id)] };
 }

@@ -8,6 +8,7 @@ import { CodeFlows } from './code-flows.js';
 import { CodeStore } from './codes.js';
 import { EoaService } from './eoa.js';
 import { GoogleSignIn } from './google.js';
+import { HandOver, type ApiKeyCache } from './hand-over.js';
 import { PasskeyService } from './passkey.js';
 import { PasswordLogin } from './password.js';
 import type { SessionService } from './session-service.js';
@@ -39,6 +40,8 @@ export function createIdentity(deps: {
   sessions: SessionService;
   sender: MessageSender;
   accounts: Accounts;
+  /** This instance's API-key cache, told at once which keys a hand-over revoked. */
+  apiKeys: ApiKeyCache;
 }): Identity {
   const { config, db, clock, logger, accounts } = deps;
   const signIn = new SignIn(accounts, deps.sessions);
@@ -51,7 +54,14 @@ export function createIdentity(deps: {
     signUp: new SignUp(db, accounts, signIn),
     passwords: new PasswordLogin(db, accounts, signIn, throttle),
     codes,
-    codeFlows: new CodeFlows(db, codes, accounts, signIn, sessions),
+    codeFlows: new CodeFlows(
+      db,
+      codes,
+      accounts,
+      signIn,
+      sessions,
+      new HandOver(clock, accounts, sessions, deps.apiKeys),
+    ),
     sessions,
     passkeys: new PasskeyService(db, clock, accounts, signIn, config.webauthn, logger),
     eoa: new EoaService(db, clock, accounts, signIn, config.publicUrl),

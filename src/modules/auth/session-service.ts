@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, permissionsOfRole, type Role, type VerifyResult } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
+import { asDate } from '../../db/values.js';
 import * as repo from './repo/sessions.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
 
@@ -27,6 +28,34 @@ export interface SessionInput extends ClientContext {
 /** How long a verified session state is trusted before it is read again (≤ 5 s). */
 const SESSION_CACHE_MS = 4_000;
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How long a session lives (docs/auth.md "Sessions"): `maxAgeMs` after its sign-in however
+ * often it is refreshed, and `idleTimeoutMs` after its refresh token was last used.
+ */
+export interface SessionLifetimes {
+  maxAgeMs: number;
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_SESSION_LIFETIMES: SessionLifetimes = {
+  maxAgeMs: 30 * DAY_MS,
+  idleTimeoutMs: 7 * DAY_MS,
+};
+
+/** When a session opened at `createdAt` and last refreshed at `lastUsedAt` ends by age. */
+export function sessionExpiry(
+  lifetimes: SessionLifetimes,
+  createdAt: Date,
+  lastUsedAt: Date,
+): number {
+  return Math.min(
+    createdAt.getTime() + lifetimes.maxAgeMs,
+    lastUsedAt.getTime() + lifetimes.idleTimeoutMs,
+  );
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
@@ -38,13 +67,16 @@ export function newRefreshToken(): string {
 interface SessionState {
   orgId: string | null;
   ended: boolean;
+  /** When the session ends by age (`sessionExpiry`), unless refreshed before its idle end. */
+  expiresAtMs: number;
   role: Role | null;
 }
 
 /**
  * Sessions and the bearer side of authentication. A session is what a sign-in creates;
  * its refresh token is stored hashed; an ended session refuses its access tokens within
- * SESSION_CACHE_MS (at once on the instance that ended it).
+ * SESSION_CACHE_MS (at once on the instance that ended it), and so does one past its
+ * lifetimes (`SessionLifetimes`).
  */
 export class SessionService {
   private readonly cache = new TtlCache<string, SessionState>(SESSION_CACHE_MS);
@@ -53,6 +85,7 @@ export class SessionService {
     private readonly db: Db,
     private readonly clock: Clock,
     readonly tokens: TokenService,
+    readonly lifetimes: SessionLifetimes = DEFAULT_SESSION_LIFETIMES,
   ) {}
 
   /** Opens a session and answers with a fresh token pair in `orgId`'s context. */
@@ -117,6 +150,9 @@ export class SessionService {
     const state: SessionState = {
       orgId,
       ended: !row || row.ended_at !== null,
+      expiresAtMs: row
+        ? sessionExpiry(this.lifetimes, asDate(row.created_at), asDate(row.last_used_at))
+        : 0,
       role: row?.role && isRole(row.role) ? row.role : null,
     };
     this.cache.set(sessionId, state);
@@ -129,7 +165,9 @@ export class SessionService {
     if (!check.ok) return check;
     const { claims } = check;
     const state = await this.state(claims.sid, claims.org);
-    if (state.ended) return { ok: false, reason: 'session has ended' };
+    if (state.ended || this.clock.now().getTime() >= state.expiresAtMs) {
+      return { ok: false, reason: 'session has ended' };
+    }
     if (claims.org && !state.role) {
       return { ok: false, reason: 'no longer a member of this organization' };
     }

@@ -9,6 +9,7 @@ import * as repo from './repo/sessions.js';
 import {
   hashToken,
   newRefreshToken,
+  sessionExpiry,
   type SessionService,
   type TokenResponse,
 } from './session-service.js';
@@ -24,9 +25,12 @@ export interface SessionView {
 }
 
 type RotateOutcome =
-  | { kind: 'ok'; response: TokenResponse }
-  | { kind: 'reused'; sessionId: string }
+  | { kind: 'ok'; sessionId: string; response: TokenResponse }
+  | { kind: 'end'; sessionId: string; reason: EndReason }
   | { kind: 'refused' };
+
+/** Why a refresh ends its session instead of rotating it. */
+type EndReason = 'refresh_token_reuse' | 'expired' | 'membership_ended' | 'wallet_gone';
 
 /**
  * The life of a session after sign-in: rotating refresh tokens, signing out, listing and
@@ -43,6 +47,8 @@ export class SessionManager implements CredentialSessions {
   /**
    * Exchanges a refresh token for a new pair. A token that was already rotated away is a
    * sign it was stolen: the session it belonged to ends, for the thief and the owner alike.
+   * A session past its lifetimes (`SessionLifetimes`), or whose wallet is no longer an
+   * active member of the organization it acts in, ends instead: 401, never a new pair.
    */
   async refresh(refreshToken: string): Promise<TokenResponse> {
     const presented = hashToken(refreshToken);
@@ -50,10 +56,23 @@ export class SessionManager implements CredentialSessions {
       const session = await repo.findByRefreshToken(tx, presented);
       if (!session) {
         const sessionId = await repo.sessionOfSpentToken(tx, presented);
-        return sessionId ? { kind: 'reused', sessionId } : { kind: 'refused' };
+        return sessionId
+          ? { kind: 'end', sessionId, reason: 'refresh_token_reuse' }
+          : { kind: 'refused' };
       }
       if (session.ended_at) return { kind: 'refused' };
       const now = this.clock.now();
+      const endsAt = sessionExpiry(
+        this.sessions.lifetimes,
+        asDate(session.created_at),
+        asDate(session.last_used_at),
+      );
+      if (now.getTime() >= endsAt) return { kind: 'end', sessionId: session.id, reason: 'expired' };
+      const facts = await repo.tokenFacts(tx, session.wallet_id, session.organization_id);
+      if (!facts) return { kind: 'end', sessionId: session.id, reason: 'wallet_gone' };
+      if (session.organization_id !== null && facts.role === null) {
+        return { kind: 'end', sessionId: session.id, reason: 'membership_ended' };
+      }
       const next = newRefreshToken();
       await repo.rotateRefreshToken(tx, session.id, presented, hashToken(next), now);
       const response = await this.sessions.tokenResponse(
@@ -63,12 +82,14 @@ export class SessionManager implements CredentialSessions {
         session.organization_id,
         next,
       );
-      return { kind: 'ok', response };
+      return { kind: 'ok', sessionId: session.id, response };
     });
-    if (outcome.kind === 'ok') return outcome.response;
-    if (outcome.kind === 'reused') {
-      await this.endWhere({ id: outcome.sessionId }, 'refresh_token_reuse');
+    if (outcome.kind === 'ok') {
+      // Its state as cached here predates the rotation (an older idle end).
+      this.sessions.invalidate(outcome.sessionId);
+      return outcome.response;
     }
+    if (outcome.kind === 'end') await this.endWhere({ id: outcome.sessionId }, outcome.reason);
     throw unauthenticated('invalid or expired refresh token');
   }
 
@@ -116,7 +137,19 @@ export class SessionManager implements CredentialSessions {
 
   async list(auth: AuthContext, q: ListQuery): Promise<Page<SessionView>> {
     const p = parseList(q, repo.SESSION_LIST);
-    const rows = await repo.listLive(this.db, auth.walletId, { id: q.id, dates: q }, p);
+    const now = this.clock.now().getTime();
+    const { maxAgeMs, idleTimeoutMs } = this.sessions.lifetimes;
+    const rows = await repo.listLive(
+      this.db,
+      auth.walletId,
+      {
+        id: q.id,
+        dates: q,
+        openedAfter: new Date(now - maxAgeMs),
+        usedAfter: new Date(now - idleTimeoutMs),
+      },
+      p,
+    );
     const page = pageOf(
       rows,
       p,

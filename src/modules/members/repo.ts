@@ -196,3 +196,47 @@ export async function activateInvited(
       name = COALESCE(name, ${wallet?.name ?? null}), updated_at = ${now}
     WHERE id = ${memberId} AND status = 'invited'`);
 }
+
+/**
+ * The organizations `walletId` founded: those whose first membership, the owner row written
+ * with the organization, is the wallet's (whatever it became since).
+ */
+export async function organizationsFoundedBy(exec: Executor, walletId: string): Promise<string[]> {
+  const { rows } = await exec.execute<{ organization_id: string }>(sql`
+    SELECT m.organization_id FROM members m
+    WHERE m.wallet_id = ${walletId}
+      AND NOT EXISTS (SELECT 1 FROM members f WHERE f.organization_id = m.organization_id
+        AND (f.created_at, f.id) < (m.created_at, m.id))`);
+  return rows.map((r) => r.organization_id);
+}
+
+/** Ends every live membership of the wallet; answers the organizations it was in. */
+export async function endMembershipsOfWallet(
+  exec: Executor,
+  walletId: string,
+  now: Date,
+): Promise<string[]> {
+  const { rows } = await exec.execute<{ organization_id: string }>(sql`UPDATE members
+    SET status = 'removed', invite_token_hash = NULL, invite_expires_at = NULL,
+      updated_at = ${now}
+    WHERE wallet_id = ${walletId} AND status <> 'removed' RETURNING organization_id`);
+  return rows.map((r) => r.organization_id);
+}
+
+/**
+ * Withdraws every invitation of these organizations that no wallet holds yet: those not
+ * opened, and those opened but waiting for a wallet to prove their email. Answers how many.
+ */
+export async function withdrawInvitationsIn(
+  exec: Executor,
+  orgIds: readonly string[],
+  now: Date,
+): Promise<number> {
+  if (orgIds.length === 0) return 0;
+  const { rows } = await exec.execute<{ id: string }>(sql`UPDATE members
+    SET status = 'removed', invite_token_hash = NULL, invite_expires_at = NULL,
+      updated_at = ${now}
+    WHERE organization_id = ANY(${`{${orgIds.join(',')}}`}::text[])
+      AND wallet_id IS NULL AND status <> 'removed' RETURNING id`);
+  return rows.length;
+}

@@ -83,12 +83,14 @@ export class Accounts {
    * Confirms the wallet's address after a code proved it (see `repo.confirmAddress`) and
    * hands the wallet the invitations accepted for that email. `held` when another wallet
    * confirmed it first, even concurrently (the transaction is then unusable: the caller
-   * refuses).
+   * refuses). `onFirstProof` runs when this proof is the address's first (`confirmed`),
+   * before the invitations bind: what it clears of the wallet never touches those.
    */
   async confirmAddress(
     exec: Executor,
     walletId: string,
     channel: 'email' | 'sms',
+    onFirstProof?: () => Promise<void>,
   ): Promise<repo.Confirmation> {
     const now = this.clock.now();
     let outcome: repo.Confirmation;
@@ -99,6 +101,7 @@ export class Accounts {
       if (isUniqueViolation(err, 'wallets_phone_held')) return 'held';
       throw err;
     }
+    if (outcome === 'confirmed' && onFirstProof) await onFirstProof();
     if (outcome === 'confirmed' && channel === 'email') {
       const wallet = await repo.findWallet(exec, { id: walletId });
       if (wallet?.email) await repo.bindInvitations(exec, walletId, wallet.email, now);
@@ -212,6 +215,11 @@ export class Accounts {
     const now = this.clock.now();
     await repo.removeCredentialsExcept(exec, walletId, keep, now);
     if (!keep.includes('password')) await repo.setPasswordHash(exec, walletId, null, now);
+  }
+
+  /** The wallet no longer signs in to any organization by default (a hand-over). */
+  async clearDefaultOrganization(exec: Executor, walletId: string): Promise<void> {
+    await repo.clearDefaultOrganization(exec, walletId, this.clock.now());
   }
 
   /** The passkey's signature counter after a sign-in with it. */

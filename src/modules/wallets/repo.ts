@@ -143,6 +143,12 @@ export async function setDefaultOrganization(exec: Executor, walletId: string, o
     WHERE id = ${walletId} AND default_org_id IS DISTINCT FROM ${orgId}`);
 }
 
+/** The wallet no longer signs in to any organization by default. */
+export async function clearDefaultOrganization(exec: Executor, walletId: string, now: Date) {
+  await exec.execute(sql`UPDATE wallets SET default_org_id = NULL, updated_at = ${now}
+    WHERE id = ${walletId} AND default_org_id IS NOT NULL`);
+}
+
 /**
  * Accepted invitations sent to this email that no wallet had confirmed now belong to the wallet
  * that just confirmed it (never to one that only names it). An organization the wallet is

@@ -35,15 +35,22 @@ export interface NewSession {
   now: Date;
 }
 
+/**
+ * A new session. One that continues another (an organization switch) takes over its
+ * credential and its sign-in time, so switching never extends a session's absolute lifetime.
+ */
 export async function insertSession(exec: Executor, s: NewSession): Promise<void> {
   const credentialId = s.continues
     ? sql`(SELECT credential_id FROM sessions WHERE id = ${s.continues})`
     : sql`${s.credentialId}`;
+  const createdAt = s.continues
+    ? sql`COALESCE((SELECT created_at FROM sessions WHERE id = ${s.continues}), ${s.now})`
+    : sql`${s.now}`;
   await exec.execute(sql`INSERT INTO sessions (id, wallet_id, organization_id,
       refresh_token_hash, device, ip, credential_id, last_used_at, created_at)
     VALUES (${s.id}, ${s.walletId}, ${s.orgId}, ${s.refreshTokenHash},
             ${s.device}, ${s.ip}, ${credentialId},
-            ${s.now}, ${s.now})`);
+            ${s.now}, ${createdAt})`);
 }
 
 /** The wallet's address and its active role in `orgId` (null outside it), for a token. */
@@ -60,14 +67,21 @@ export async function tokenFacts(
   return rows[0] ?? null;
 }
 
-/** Whether the session ended, and its wallet's active role in `orgId`. */
+export type SessionStateRow = {
+  ended_at: DbTime | null;
+  created_at: DbTime;
+  last_used_at: DbTime;
+  role: string | null;
+};
+
+/** Whether the session ended, its age, and its wallet's active role in `orgId`. */
 export async function sessionState(
   exec: Executor,
   sessionId: string,
   orgId: string | null,
-): Promise<{ ended_at: DbTime | null; role: string | null } | null> {
-  const { rows } = await exec.execute<{ ended_at: DbTime | null; role: string | null }>(sql`
-    SELECT s.ended_at, m.role FROM sessions s
+): Promise<SessionStateRow | null> {
+  const { rows } = await exec.execute<SessionStateRow>(sql`
+    SELECT s.ended_at, s.created_at, s.last_used_at, m.role FROM sessions s
     LEFT JOIN members m ON m.wallet_id = s.wallet_id AND m.organization_id = ${orgId}
       AND m.status = 'active'
     WHERE s.id = ${sessionId}`);
@@ -81,8 +95,10 @@ export async function findByRefreshToken(exec: Executor, tokenHash: string) {
     wallet_id: string;
     organization_id: string | null;
     ended_at: DbTime | null;
-  }>(sql`SELECT id, wallet_id, organization_id, ended_at FROM sessions
-    WHERE refresh_token_hash = ${tokenHash} FOR UPDATE`);
+    created_at: DbTime;
+    last_used_at: DbTime;
+  }>(sql`SELECT id, wallet_id, organization_id, ended_at, created_at, last_used_at
+    FROM sessions WHERE refresh_token_hash = ${tokenHash} FOR UPDATE`);
   return rows[0] ?? null;
 }
 
@@ -146,16 +162,21 @@ export const SESSION_LIST: ListSpec = {
   idColumn: sql`id`,
 };
 
-/** The wallet's live sessions, one page. */
+/**
+ * The wallet's live sessions, one page: not ended, opened after `openedAfter` and refreshed
+ * after `usedAfter` (the session lifetimes, counted back from now).
+ */
 export async function listLive(
   exec: Executor,
   walletId: string,
-  f: { id?: string; dates: Record<string, unknown> },
+  f: { id?: string; dates: Record<string, unknown>; openedAfter: Date; usedAfter: Date },
   p: ParsedList,
 ): Promise<SessionRow[]> {
   const where = and([
     sql`wallet_id = ${walletId}`,
     sql`ended_at IS NULL`,
+    sql`created_at > ${f.openedAfter}`,
+    sql`last_used_at > ${f.usedAfter}`,
     keysetCondition(p),
     ...dateFilters(f.dates, sql`created_at`),
     f.id ? sql`id = ${f.id}` : undefined,
