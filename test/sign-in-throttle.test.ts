@@ -15,7 +15,7 @@ let otherHashes: MockInstance;
 beforeAll(async () => {
   svc = await startTestService();
   // A second service on the same database: another process behind the load balancer.
-  other = await startTestService({ databaseUrl: svc.config.databaseUrl });
+  other = await startTestService({ databaseUrl: svc.config.databaseUrl ?? undefined });
   // Counts every password hash the sign-in makes, passing each call through.
   hashes = vi.spyOn(svc.container.identity.passwords.checker, 'check');
   otherHashes = vi.spyOn(other.container.identity.passwords.checker, 'check');

@@ -6,6 +6,7 @@ import type { ClientContext } from '../../lib/client.js';
 import { oneContact, recipientOf, type Accounts, type Contact } from '../wallets/index.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
+import type { CodeStore } from './codes.js';
 import type { SignInThrottle } from './throttle.js';
 
 // argon2id, m = 19 MiB, t = 2, p = 1 (design.md §1; OWASP's minimum). `Algorithm` is a
@@ -62,6 +63,8 @@ export class PasswordLogin {
     private readonly accounts: Accounts,
     private readonly signIn: SignIn,
     private readonly throttle: SignInThrottle,
+    /** The code allowances trust a network the address was proven from (codes.ts). */
+    private readonly codes: Pick<CodeStore, 'trustRequester'>,
     readonly checker: PasswordChecker = argon2Checker(),
   ) {}
 
@@ -80,6 +83,10 @@ export class PasswordLogin {
       throw unauthenticated('wrong email, phone number or password');
     }
     await this.throttle.release(accountKey, addressKeys);
+    // A sign-in by the wallet that proved the address marks this network as its owner's.
+    const proven =
+      contact.channel === 'email' ? wallet.email_confirmed_at : wallet.phone_confirmed_at;
+    if (proven) await this.codes.trustRequester(recipientOf(contact), client.ip);
     return this.db.transaction(async (tx) => {
       const creds = await this.accounts.credentials(tx, wallet.id);
       const credentialId = creds.find((c) => c.type === 'password')?.id;
