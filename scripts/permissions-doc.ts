@@ -25,6 +25,7 @@ import {
 } from '../src/lib/permissions.js';
 import { loadConfig } from '../src/config.js';
 import { registerRoutes } from '../src/routes.js';
+import { PRIVATE_FILE_PERMISSION } from '../src/modules/storage/service.js';
 
 export const DOC_PATH = fileURLToPath(new URL('../docs/permissions.md', import.meta.url));
 export const FIX_COMMAND = 'npm run docs:permissions';
@@ -135,6 +136,13 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
         `| ${r.method} | \`${r.url}\` | ${r.auth} | ${r.permission ? `\`${r.permission}\`` : '—'} |`,
     ),
     '<!-- routes:end -->',
+    '',
+    '### Files',
+    '',
+    '`GET /storage/files/:id` needs no credential for a public file. A private file is served',
+    `only to a credential of the file's organization holding \`${PRIVATE_FILE_PERMISSION}\`: one of that`,
+    `organization without it gets 403 code 7, anyone else (no credential, another organization)`,
+    '404 code 5, as if the file did not exist.',
     '',
   );
   return lines.join('\n');

@@ -69,7 +69,7 @@ describe('POST /auth/verification-code and POST /auth/verify', () => {
     expect(late.statusCode).toBe(400);
   });
 
-  it('refuses a code after 10 minutes, and an older code once a newer one is sent', async () => {
+  it('refuses a code after 10 minutes; a newer code leaves an older one valid', async () => {
     const acct = await signUp(svc);
     await post('/auth/verification-code', {}, bearer(acct));
     const old = await lastCode(svc, acct.email);
@@ -79,11 +79,9 @@ describe('POST /auth/verification-code and POST /auth/verify', () => {
     await post('/auth/verification-code', {}, bearer(acct));
     const first = await lastCode(svc, acct.email);
     await post('/auth/verification-code', {}, bearer(acct));
-    const second = await lastCode(svc, acct.email);
-    if (first !== second) {
-      expect((await post('/auth/verify', { code: first }, bearer(acct))).statusCode).toBe(400);
-    }
-    expect((await post('/auth/verify', { code: second }, bearer(acct))).statusCode).toBe(200);
+    expect(await lastCode(svc, acct.email)).toMatch(/^\d{6}$/);
+    // Asking again cancels nothing (test/code-allowance.test.ts: others cannot cancel it).
+    expect((await post('/auth/verify', { code: first }, bearer(acct))).statusCode).toBe(200);
   });
 
   it('limits how many codes one address receives in an hour (429 code 8)', async () => {

@@ -161,13 +161,20 @@ describe('GET /storage/files/{id}', () => {
     expect(res.rawPayload.equals(PNG)).toBe(true);
   });
 
-  it('serves a private file only to its organization; anyone else gets 404', async () => {
+  it('serves a private file only to its organization with storage.read; anyone else gets 404', async () => {
     const rec = (await upload(m.headers, [{ name: 'file', filename: 'p.png', data: PNG }])).json();
     const url = `/storage/files/${rec.id}`;
-    const viewer = await createMember(svc, { role: 'viewer', orgId: m.orgId });
-    const own = await svc.app.inject({ method: 'GET', url, headers: viewer.headers });
+    // Another member's file: a member holds storage.read, a viewer does not (the whole
+    // matrix is in test/route-permissions.test.ts).
+    const colleague = await createMember(svc, { role: 'member', orgId: m.orgId });
+    const own = await svc.app.inject({ method: 'GET', url, headers: colleague.headers });
     expect(own.statusCode).toBe(200);
+    expect(own.headers['cache-control']).toBe('private, no-store');
     expect(own.rawPayload.equals(PNG)).toBe(true);
+    const viewer = await createMember(svc, { role: 'viewer', orgId: m.orgId });
+    const refused = await svc.app.inject({ method: 'GET', url, headers: viewer.headers });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json()).toMatchObject({ code: 7, message: 'missing permission storage.read' });
     const anon = await svc.app.inject({ method: 'GET', url });
     expect(anon.statusCode).toBe(404);
     const other = await createMember(svc);

@@ -76,6 +76,7 @@ export class CodeFlows {
             walletId: wallet.id,
             channel: target.channel,
             recipient: recipientOf(target),
+            requester: { walletId: wallet.id },
           });
     if (!sent) throw tooManyRequests('too many codes sent to this address; try again later', 3600);
   }
@@ -103,15 +104,16 @@ export class CodeFlows {
   }
 
   /** `POST /auth/password-reset`: sends a code when the account exists; answers alike. */
-  async requestPasswordReset(rawEmail: string): Promise<void> {
+  async requestPasswordReset(rawEmail: string, client: ClientContext): Promise<void> {
     const email = normaliseEmail(rawEmail);
     const wallet = await this.accountOf({ channel: 'email', email });
-    if (!wallet) return;
+    // Counted for the requester even without an account (codes.ts), so answers stay alike.
     await this.codes.send({
       purpose: 'password_reset',
-      walletId: wallet.id,
+      walletId: wallet?.id ?? null,
       channel: 'email',
       recipient: email,
+      requester: { ip: client.ip },
     });
   }
 
@@ -129,6 +131,7 @@ export class CodeFlows {
       purpose: 'password_reset',
       recipient: email,
       code: input.code,
+      ip: client.ip,
     });
     if (!hit) throw unauthenticated(WRONG_CODE);
     const passwordHash = await hashPassword(input.password);
@@ -146,15 +149,18 @@ export class CodeFlows {
   }
 
   /** `POST /auth/otp`: a sign-in code to the account's address; answers alike either way. */
-  async requestOtp(input: { email?: string; phone_number?: string }): Promise<void> {
+  async requestOtp(
+    input: { email?: string; phone_number?: string },
+    client: ClientContext,
+  ): Promise<void> {
     const contact = oneContact(input);
     const wallet = await this.accountOf(contact);
-    if (!wallet) return;
     await this.codes.send({
       purpose: 'otp',
-      walletId: wallet.id,
+      walletId: wallet?.id ?? null,
       channel: contact.channel,
       recipient: recipientOf(contact),
+      requester: { ip: client.ip },
     });
   }
 
@@ -172,6 +178,7 @@ export class CodeFlows {
       purpose: 'otp',
       recipient: recipientOf(contact),
       code: input.code,
+      ip: client.ip,
     });
     if (!hit) throw unauthenticated(WRONG_CODE);
     const { response, receipt } = await this.db.transaction(async (tx) => {

@@ -52,7 +52,7 @@ export function createIdentity(deps: {
     accounts,
     throttle,
     signUp: new SignUp(db, accounts, signIn),
-    passwords: new PasswordLogin(db, accounts, signIn, throttle),
+    passwords: new PasswordLogin(db, accounts, signIn, throttle, codes),
     codes,
     codeFlows: new CodeFlows(
       db,

@@ -6,6 +6,7 @@ import type { ClientContext } from '../../lib/client.js';
 import { oneContact, recipientOf, type Accounts, type Contact } from '../wallets/index.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
+import type { CodeStore } from './codes.js';
 import type { SignInThrottle } from './throttle.js';
 
 // argon2id, m = 19 MiB, t = 2, p = 1 (design.md §1; OWASP's minimum). `Algorithm` is a
@@ -38,6 +39,16 @@ export async function checkPassword(stored: string | null, password: string): Pr
   }
 }
 
+/**
+ * What checks a password against a stored hash for sign-in (`checkPassword` in the service;
+ * a test wraps it to count how many hashes an attack reaches).
+ */
+export interface PasswordChecker {
+  check(stored: string | null, password: string): Promise<boolean>;
+}
+
+export const argon2Checker = (): PasswordChecker => ({ check: checkPassword });
+
 export interface LoginInput {
   email?: string;
   phone_number?: string;
@@ -52,22 +63,30 @@ export class PasswordLogin {
     private readonly accounts: Accounts,
     private readonly signIn: SignIn,
     private readonly throttle: SignInThrottle,
+    /** The code allowances trust a network the address was proven from (codes.ts). */
+    private readonly codes: Pick<CodeStore, 'trustRequester'>,
+    readonly checker: PasswordChecker = argon2Checker(),
   ) {}
 
   async login(input: LoginInput, client: ClientContext): Promise<TokenResponse> {
     const contact = oneContact(input);
     const accountKey = `account:${recipientOf(contact)}`;
-    const keys = client.ip ? [accountKey, `ip:${client.ip}`] : [accountKey];
-    const wait = await this.throttle.retryAfterSeconds(keys);
+    const addressKeys = client.ip ? [`ip:${client.ip}`] : [];
+    // The failure is counted before the hash (and given back when the password is right),
+    // so concurrent guesses cannot all pass a check made before any of them was counted.
+    const wait = await this.throttle.reserve([accountKey, ...addressKeys]);
     if (wait > 0) throw tooManyRequests('too many failed sign-ins; try again later', wait);
 
     const wallet = await this.walletWithPassword(contact, input.password);
     if (!wallet) {
-      await this.throttle.recordFailure(keys);
-      // One answer for an unknown account and a wrong password.
+      // One answer for an unknown account and a wrong password; the reservation stays.
       throw unauthenticated('wrong email, phone number or password');
     }
-    await this.throttle.recordSuccess(accountKey);
+    await this.throttle.release(accountKey, addressKeys);
+    // A sign-in by the wallet that proved the address marks this network as its owner's.
+    const proven =
+      contact.channel === 'email' ? wallet.email_confirmed_at : wallet.phone_confirmed_at;
+    if (proven) await this.codes.trustRequester(recipientOf(contact), client.ip);
     return this.db.transaction(async (tx) => {
       const creds = await this.accounts.credentials(tx, wallet.id);
       const credentialId = creds.find((c) => c.type === 'password')?.id;
@@ -88,11 +107,11 @@ export class PasswordLogin {
   private async walletWithPassword(contact: Contact, password: string) {
     const candidates = await this.accounts.naming(this.db, contact, MAX_PASSWORD_CANDIDATES);
     if (candidates.length === 0) {
-      await checkPassword(null, password);
+      await this.checker.check(null, password);
       return null;
     }
     for (const wallet of candidates) {
-      if (await checkPassword(wallet.password_hash, password)) return wallet;
+      if (await this.checker.check(wallet.password_hash, password)) return wallet;
     }
     return null;
   }

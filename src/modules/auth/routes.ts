@@ -104,7 +104,7 @@ export function registerAuthRoutes(app: App, id: Identity) {
       },
     },
     async (req) => {
-      await id.codeFlows.requestPasswordReset(req.body.email);
+      await id.codeFlows.requestPasswordReset(req.body.email, clientOf(req));
       return {};
     },
   );
@@ -135,7 +135,7 @@ export function registerAuthRoutes(app: App, id: Identity) {
       },
     },
     async (req) => {
-      await id.codeFlows.requestOtp(req.body);
+      await id.codeFlows.requestOtp(req.body, clientOf(req));
       return {};
     },
   );

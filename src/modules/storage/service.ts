@@ -3,7 +3,12 @@ import type { Clock } from '../../lib/clock.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
-import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
+import {
+  requireOrg,
+  requirePermission,
+  type AuthContext,
+  type Permission,
+} from '../../lib/permissions.js';
 import type { ImageRecord } from '../objects/hashes.js';
 import type { BlobStore } from './blob-store.js';
 import { ALLOWED_TYPES, detectAllowedType } from './file-types.js';
@@ -23,6 +28,13 @@ export interface StoredFile {
 }
 
 const MAX_NAME_LENGTH = 255;
+
+/**
+ * What a credential needs to download a private file of its organization. The route itself
+ * is open (public files are for anyone), so the service checks it; docs/permissions.md is
+ * generated with this rule.
+ */
+export const PRIVATE_FILE_PERMISSION: Permission = 'storage.read';
 
 /** A file name fit to show and to put in a header: no paths, no control characters. */
 export function cleanName(raw: string): string {
@@ -87,13 +99,17 @@ export class StorageService {
   }
 
   /**
-   * A file's bytes: a public file for anyone, a private one only for its organization.
-   * Anything else is 404, so a private file's existence is not revealed.
+   * A file's bytes: a public file for anyone, a private one only for a credential of its
+   * organization holding PRIVATE_FILE_PERMISSION (403 code 7 to one without it). Anyone
+   * outside the organization gets 404, so a private file's existence is not revealed.
    */
   async read(auth: AuthContext | null, id: string): Promise<StoredFile> {
     const row = await findFile(this.db, id);
     if (!row) throw notFound('file');
-    if (!row.is_public && (!auth || auth.orgId !== row.organization_id)) throw notFound('file');
+    if (!row.is_public) {
+      if (!auth || auth.orgId !== row.organization_id) throw notFound('file');
+      requirePermission(auth, PRIVATE_FILE_PERMISSION);
+    }
     const bytes = await this.store.get(row.hash.slice(2));
     if (!bytes) throw notFound('file');
     return { type: row.type, name: row.name, bytes, isPublic: row.is_public };
