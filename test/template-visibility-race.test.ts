@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/lib/ids.js';
 import {
   ACTION_FEE,
@@ -51,6 +51,13 @@ beforeAll(async () => {
     END $$`);
   await hold.query(`CREATE TRIGGER test_pause_fee BEFORE INSERT ON ledger_entries
     FOR EACH ROW EXECUTE FUNCTION test_pause_fee()`);
+});
+// A failed test leaves nothing held for the next.
+afterEach(async () => {
+  for (const c of [hold, hold2, probe]) {
+    await c.query('ROLLBACK');
+    await c.query('SELECT pg_advisory_unlock_all()');
+  }
 });
 afterAll(async () => {
   await Promise.all([hold?.end(), hold2?.end(), probe?.end()]);
