@@ -139,15 +139,17 @@ async function visibility(objectId: string) {
   return { row: rows[0]!.is_public, listed: (pub.json() as { objects: unknown[] }).objects.length };
 }
 
-/** A funded owner and a public template; one mint first so the event bus remembers it. */
-async function setup() {
+/** A funded owner and a template (public); one mint first so the event bus remembers it. */
+async function setup(isPublic = true) {
   const owner = await createSigner(svc, { role: 'owner' });
   await fund(svc, owner.orgId, ACTION_FEE * 20n);
-  const templateId = await createTemplate(svc, owner.orgId, { isPublic: true });
+  const templateId = await createTemplate(svc, owner.orgId, { isPublic });
   const first = await mint(owner, templateId, 0);
   expect(first.statusCode, first.body).toBe(200);
   const firstId = first.json().object.id as string;
-  expect(await visibility(firstId)).toEqual({ row: true, listed: 1 });
+  expect(await visibility(firstId)).toEqual(
+    isPublic ? { row: true, listed: 1 } : { row: false, listed: 0 },
+  );
   return { owner, templateId, firstId };
 }
 
@@ -252,6 +254,21 @@ describe('a template switched to private while a mint of it commits', () => {
     expect(switched.statusCode, switched.body).toBe(200);
     const object = minted.json().object as { id: string; organization_id?: string };
     expect(await visibility(object.id)).toEqual({ row: false, listed: 0 });
+  });
+
+  it('private → public works the same way: the new object ends public', async () => {
+    const { owner, templateId } = await setup(false);
+    await hold.query('BEGIN');
+    await hold.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [owner.walletId]);
+    const minting = started(mint(owner, templateId, 1));
+    expect(await waitsOrDone(GROUP, minting, await pidOf(hold))).not.toBeNull();
+    const switched = await setPublic(owner, templateId, true);
+    expect(switched.statusCode, switched.body).toBe(200);
+    await hold.query('ROLLBACK');
+
+    const minted = await minting;
+    expect(minted.statusCode, minted.body).toBe(200);
+    expect(await visibility(minted.json().object.id as string)).toEqual({ row: true, listed: 1 });
   });
 
   it('a switch that meets an object locked by a waiting group starts again instead of deadlocking', async () => {
