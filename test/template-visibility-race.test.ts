@@ -136,7 +136,7 @@ async function visibility(objectId: string) {
     sql`SELECT is_public FROM objects WHERE id = ${objectId}`,
   );
   const pub = await svc.app.inject({ method: 'GET', url: `/public/objects?id=${objectId}` });
-  return { row: rows[0]!.is_public, listed: (pub.json() as { objects: unknown[] }).objects.length };
+  return { row: rows[0]!.is_public, listed: pub.json<{ objects: unknown[] }>().objects.length };
 }
 
 /** A funded owner and a template (public); one mint first so the event bus remembers it. */
