@@ -110,12 +110,15 @@ async function applyGroup(
 
 /**
  * Writes planned shares with one statement; answers each organization's balance after it,
- * and what to call once the statement has committed (the hooks' `committed`).
+ * and what to call once the statement has committed (the hooks' `committed`). `fence`: the
+ * statement fails if a template switch of an organization that mints committed after the
+ * state was read (the optimistic path; the locked path holds its mints' templates instead).
  */
 async function writePlanned(
   deps: ApplyDeps,
   planned: readonly Planned[],
   run: RowRunner,
+  fence: boolean,
 ): Promise<{ balances: Map<string, bigint>; afterCommit: () => void }> {
   const write: GroupWrite = {
     newObjects: planned.flatMap((p) => p.plan.write.newObjects),
@@ -135,6 +138,7 @@ async function writePlanned(
     [...templates.values()],
     hooks,
     deps.hooks.batchJoin ?? null,
+    fence ? planned.filter((p) => p.plan.write.newObjects.length > 0).map((p) => p.orgId) : [],
   );
   const result = await runGroupStatement(run, statement, hooks);
   for (const p of planned) {
@@ -257,7 +261,7 @@ async function applyOptimistic(
     }
     if (planned.length === 0) return done;
     // One statement on its own: it has committed when it answers.
-    const written = await writePlanned(deps, planned, deps.prepared);
+    const written = await writePlanned(deps, planned, deps.prepared, true);
     written.afterCommit();
     remember(deps, planned, written.balances);
     for (const p of planned) done.set(p.orgId, p.plan.outcomes);
@@ -360,6 +364,6 @@ async function runLocked(
   const plan = planGroup(orgId, items, state, deps.checkCustom);
   if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };
   const planned = { orgId, state, plan };
-  const { balances: left, afterCommit } = await writePlanned(deps, [planned], rowsVia(tx));
+  const { balances: left, afterCommit } = await writePlanned(deps, [planned], rowsVia(tx), false);
   return { outcomes: plan.outcomes, committed: { planned, left, afterCommit } };
 }

@@ -151,17 +151,47 @@ export async function saveTemplate(exec: Executor, t: TemplateRow): Promise<void
 /**
  * objects.is_public is a copy of the template's flag (so the public list needs no join);
  * it follows the template in the same transaction. Not an object change: no hash or
- * version moves.
+ * version moves. With `nowait`, an object another transaction holds fails the statement at
+ * once (SQLSTATE 55P03, `isLockNotAvailable`) instead of waiting for it.
  */
 export async function setObjectsPublic(
   exec: Executor,
   orgId: string,
   templateId: string,
   isPublic: boolean,
+  opts: { nowait?: boolean } = {},
 ): Promise<void> {
-  await exec.execute(sql`UPDATE objects SET is_public = ${isPublic}
-    WHERE organization_id = ${orgId} AND template_id = ${templateId}
-      AND is_public <> ${isPublic}`);
+  const which = sql`organization_id = ${orgId} AND template_id = ${templateId}
+    AND is_public <> ${isPublic}`;
+  await exec.execute(
+    opts.nowait
+      ? sql`UPDATE objects SET is_public = ${isPublic} WHERE id IN (
+          SELECT id FROM objects WHERE ${which} FOR NO KEY UPDATE NOWAIT)`
+      : sql`UPDATE objects SET is_public = ${isPublic} WHERE ${which}`,
+  );
+}
+
+/**
+ * Marks a switch of one of the organization's templates' visibility on its row
+ * (`template_switches`, migration 0024), waiting for the event bus's groups that hold the
+ * row (each locks it last, to debit the fees, and keeps it until it commits). A group
+ * statement that read the template before this commits and locks the row after it sees the
+ * count moved and fails its guard (ebus/repo/group-write.ts, `fenced`).
+ */
+export async function markTemplateSwitch(exec: Executor, orgId: string): Promise<void> {
+  await exec.execute(sql`UPDATE organizations SET template_switches = template_switches + 1
+    WHERE id = ${orgId}`);
+}
+
+/** True when a statement could not take a row lock at once (NOWAIT, SQLSTATE 55P03). */
+export function isLockNotAvailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const c = e as { code?: unknown; cause?: unknown };
+    if (c.code === '55P03') return true;
+    e = c.cause;
+  }
+  return false;
 }
 
 export type FacesActionsRow = { id: string; faces: Face[]; actions: string[] };

@@ -1,6 +1,6 @@
 import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { notFound } from '../../lib/errors.js';
+import { notFound, unavailable } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOfDated, parseList, type Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
@@ -65,6 +65,39 @@ export async function getTemplateForAction(
     is_public: row.is_public,
     updated_at: row.updated_at,
   };
+}
+
+/** How often a visibility switch starts again before it answers 503 (`switchVisibility`). */
+const SWITCH_ATTEMPTS = 20;
+
+/**
+ * Copies a template's new is_public to its objects, those of mints in flight included
+ * (docs/decisions.md, "Template visibility switches fence the event bus's mints"). An object
+ * copies the flag when it is minted, from the template as its group statement read it, and
+ * an uncommitted object is invisible to this copy; so, after the template row is changed
+ * and locked (`findTemplate` FOR UPDATE, which also waits for the locked path's mints of it):
+ * 1. the objects that exist are copied to (this may wait for groups that change them; it
+ *    holds nothing they need);
+ * 2. the switch is marked on the organization row, which waits for every group of the
+ *    organization holding it (a group locks it last and keeps it until it commits) and
+ *    makes every group that read the template before this commits fail its guard when it
+ *    locks the row after it;
+ * 3. the objects those groups committed are copied to. Holding the organization row, this
+ *    must not wait for an object: a group that changes it holds it while it waits for the
+ *    organization row (a deadlock). It takes them NOWAIT; one held fails the transaction,
+ *    which the caller starts again.
+ * Step 1 does the bulk of the work without the organization row, so the event bus of the
+ * organization waits only for step 3, the objects minted meanwhile.
+ */
+async function switchVisibility(
+  tx: Executor,
+  orgId: string,
+  templateId: string,
+  isPublic: boolean,
+): Promise<void> {
+  await repo.setObjectsPublic(tx, orgId, templateId, isPublic);
+  await repo.markTemplateSwitch(tx, orgId);
+  await repo.setObjectsPublic(tx, orgId, templateId, isPublic, { nowait: true });
 }
 
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
@@ -154,31 +187,47 @@ export class TemplateService {
 
   /**
    * Replaces the fields given. A change of is_public is copied to the template's objects
-   * in the same transaction, so the public list never shows a private template's objects.
+   * in the same transaction, so the public list never shows a private template's objects,
+   * including those a mint in flight is writing (`switchVisibility`).
    */
   async update(auth: AuthContext, id: string, input: UpdateTemplateInput): Promise<TemplateRecord> {
     requirePermission(auth, 'templates.update');
     const orgId = requireOrg(auth);
     if (input.custom_schema) checkCustomSchema(input.custom_schema);
-    return this.db.transaction(async (tx) => {
-      const row = await repo.findTemplate(tx, orgId, id, true);
-      if (!row) throw notFound('template');
-      const next: TemplateRow = {
-        ...row,
-        name: input.name ?? row.name,
-        description: input.description ?? row.description,
-        category: input.category ?? row.category,
-        faces: input.faces ?? row.faces,
-        actions: input.actions ?? row.actions,
-        custom_schema: input.custom_schema !== undefined ? input.custom_schema : row.custom_schema,
-        is_public: input.is_public ?? row.is_public,
-        updated_at: laterThan(this.clock.now(), row.updated_at),
-      };
-      await repo.saveTemplate(tx, next);
-      if (next.is_public !== row.is_public) {
-        await repo.setObjectsPublic(tx, orgId, id, next.is_public);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction((tx) => this.updateIn(tx, orgId, id, input));
+      } catch (err) {
+        // An object held by a group waiting for the organization row: start again.
+        if (!repo.isLockNotAvailable(err)) throw err;
+        if (attempt >= SWITCH_ATTEMPTS) throw unavailable(1);
+        await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10 * attempt));
       }
-      return toTemplateRecord(next);
-    });
+    }
+  }
+
+  private async updateIn(
+    tx: Executor,
+    orgId: string,
+    id: string,
+    input: UpdateTemplateInput,
+  ): Promise<TemplateRecord> {
+    // FOR UPDATE: waits for the locked path's groups that mint it (they share-lock it).
+    const row = await repo.findTemplate(tx, orgId, id, true);
+    if (!row) throw notFound('template');
+    const next: TemplateRow = {
+      ...row,
+      name: input.name ?? row.name,
+      description: input.description ?? row.description,
+      category: input.category ?? row.category,
+      faces: input.faces ?? row.faces,
+      actions: input.actions ?? row.actions,
+      custom_schema: input.custom_schema !== undefined ? input.custom_schema : row.custom_schema,
+      is_public: input.is_public ?? row.is_public,
+      updated_at: laterThan(this.clock.now(), row.updated_at),
+    };
+    await repo.saveTemplate(tx, next);
+    if (next.is_public !== row.is_public) await switchVisibility(tx, orgId, id, next.is_public);
+    return toTemplateRecord(next);
   }
 }

@@ -62,7 +62,13 @@ function parseGroupInputs(r: RawInputs): GroupInputs {
 /**
  * The locked path's first read, one round trip: locks the signer wallets (in id order) and
  * answers their next nonces, the paying organization's balance (not locked: the debit
- * re-checks it) and the templates already known to be needed (those of mints).
+ * re-checks it) and the templates already known to be needed (those of mints), share-locked
+ * until the transaction ends: a template switch (templates/service.ts) locks its template
+ * first, so it waits for this group to commit and then copies the flag to its new objects,
+ * or this read waits for the switch and sees the new flag. A mint of another organization's
+ * template is only applied here, and the template guard can then never fail on a mint's
+ * template. The optimistic path takes no such lock: its statement is fenced
+ * (repo/group-write.ts, `fenced`).
  */
 export async function lockGroupInputs(
   tx: Executor,
@@ -73,13 +79,14 @@ export async function lockGroupInputs(
   const { rows } = await tx.execute<RawInputs>(sql`
     WITH w AS (
       SELECT id, next_nonce FROM wallets WHERE id IN ${list(walletIds)} ORDER BY id FOR UPDATE
+    ), t AS (
+      SELECT ${TEMPLATE_SELECT} FROM templates WHERE id IN ${list(templateIds)}
+      ORDER BY id FOR SHARE
     )
     SELECT ${balancesOf([orgId])},
       (SELECT coalesce(json_agg(json_build_object('id', id, 'next_nonce', next_nonce)), '[]')
         FROM w) AS wallets,
-      (SELECT coalesce(json_agg(t), '[]') FROM (
-        SELECT ${TEMPLATE_SELECT} FROM templates WHERE id IN ${list(templateIds)}) t)
-        AS templates`);
+      (SELECT coalesce(json_agg(t), '[]') FROM t) AS templates`);
   return parseGroupInputs(rows[0]!);
 }
 

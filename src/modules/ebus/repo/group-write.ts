@@ -121,6 +121,18 @@ const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
  * updates of wallets and objects, and only then takes the organizations' balance rows (in
  * id order, so concurrent groups cannot deadlock on them), which are then held only for the
  * ledger rows and the commit.
+ *
+ * `fenced`: paying organizations whose template switches the statement must not cross
+ * (the optimistic path's organizations with mints; the locked path share-locks its mints'
+ * templates instead, group-read.ts). The template guard reads every template in the
+ * statement's snapshot, which a switch committing while the statement runs does not show,
+ * and the switch (templates/service.ts) cannot see a new object before it commits. So for
+ * each fenced organization the statement also compares `template_switches` as its snapshot
+ * shows it with the row it has just locked for the debit (an UPDATE sees the latest row): a
+ * switch that committed in between moved it, and the guard fails (ONS01). Once the row is
+ * locked, no switch of that organization commits before this statement does, and the
+ * switch's own copy, made after it has waited for this lock, sees the new objects. One
+ * primary-key read of a row the statement locks anyway; nothing when no mint.
  */
 export function groupStatement(
   w: GroupWrite,
@@ -129,6 +141,7 @@ export function groupStatement(
   templates: readonly TemplateInfo[],
   hooks: readonly HookStatement[],
   batchJoin: BatchJoin | null,
+  fenced: readonly string[] = [],
 ): SQL {
   const fees = charges.map((c) => ({ id: c.orgId, total: c.totalFeeWei.toString() }));
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
@@ -139,6 +152,18 @@ export function groupStatement(
     const cte = sql.raw(`hook_${i}`);
     return [h.readBack ? sql`(${h.readBack(cte)})` : sql`(SELECT json_agg(h) FROM ${cte} h)`];
   });
+  // In the statement's snapshot (a plain read) against the locked row (the debit's RETURNING).
+  const fenceCte =
+    fenced.length === 0
+      ? sql``
+      : sql`, fence AS (
+      SELECT o.id, o.template_switches FROM organizations o
+      WHERE o.id IN (SELECT jsonb_array_elements_text(${json(fenced)})))`;
+  const fenceHeld =
+    fenced.length === 0
+      ? sql``
+      : sql` AND NOT EXISTS (SELECT 1 FROM fence f JOIN debit d ON d.id = f.id
+          WHERE d.template_switches <> f.template_switches)`;
   const join =
     batchJoin ??
     sql`SELECT NULL::text AS id, NULL::bigint AS seq_end, NULL::text AS next_id,
@@ -215,7 +240,7 @@ export function groupStatement(
       WHERE c.removed_at IS NULL
     )${sql.join(hookCtes)}, fees AS (
       SELECT * FROM jsonb_to_recordset(${json(fees)}) AS r(id text, total numeric)
-    ), payers AS (
+    )${fenceCte}, payers AS (
       SELECT o.id FROM organizations o WHERE o.id IN (SELECT id FROM fees)
       ORDER BY o.id FOR NO KEY UPDATE
     ), debit AS (
@@ -223,7 +248,7 @@ export function groupStatement(
       FROM fees f
       WHERE o.id = f.id AND o.id IN (SELECT id FROM payers) AND o.deleted_at IS NULL
         AND o.balance_wei >= f.total
-      RETURNING o.id, o.balance_wei
+      RETURNING o.id, o.balance_wei, o.template_switches
     ), ledger AS (
       INSERT INTO ledger_entries (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
       SELECT r.id, d.id, 'action_fee', r.amount_wei::numeric,
@@ -239,7 +264,7 @@ export function groupStatement(
       ons_group_guard(
         (SELECT count(*) FROM nonces) = ${w.nonces.length}::int,
         (SELECT count(*) FROM changed_objects) = ${w.changedObjects.length}::int,
-        (SELECT n FROM templates_unchanged) = ${templates.length}::int,
+        (SELECT n FROM templates_unchanged) = ${templates.length}::int${fenceHeld},
         (SELECT count(*) FROM debit) = ${fees.length}::int,
         (SELECT n FROM credentials_live) = ${w.credentials.length}::int
       ) AS ok,

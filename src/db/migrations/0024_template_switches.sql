@@ -1,0 +1,12 @@
+-- The template-visibility race (issue 27, docs/decisions.md "Template visibility switches
+-- fence the event bus's mints").
+--
+-- An object copies its template's is_public when it is minted, and a switch of the flag
+-- copies it to the template's existing objects. A mint whose group statement read the
+-- template before a switch committed could still commit after it, its new object public
+-- (or private) against the template's new flag. Every template switch now adds one here,
+-- holding the organization row, which every group statement locks last before it commits;
+-- the statement compares what it read in its own snapshot with what the row holds once
+-- locked, and a mint whose organization saw a switch in between aborts and is applied
+-- again. Adding a column with a constant default rewrites nothing.
+ALTER TABLE organizations ADD COLUMN template_switches bigint NOT NULL DEFAULT 0;
