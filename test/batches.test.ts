@@ -308,8 +308,8 @@ describe('roots, content and proof, recomputed from the raw rows', () => {
       const parsed = JSON.parse(body.toString('utf8'));
       expect(parsed.batch).toEqual({ ...header, hash: b.hash });
       expect(parsed.actions.map((a: { id: string }) => a.id)).toEqual(rows.map((r) => r.id));
-      // content version 2: each action's integrity hash, and the integrity_root leaves
-      expect([b.version, parsed.version]).toEqual([2, 2]);
+      // content version 4 (public actions as in version 2): each action's integrity hash, and the integrity_root leaves
+      expect([b.version, parsed.version]).toEqual([4, 4]);
       expect(
         parsed.actions.map((a: { integrity_hash: string; organization_id: string }) => [
           a.integrity_hash,

@@ -1,11 +1,6 @@
 import { canonicalJson, isWellFormed } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import {
-  actionSalt,
-  privateCommitment,
-  sortedById,
-  type BatchHeader,
-} from './formulas.js';
+import { actionSalt, privateCommitment, sortedById, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
@@ -71,7 +66,14 @@ const PRIVATE_V3_KEYS = [
   'object_id',
   'private',
 ] as const;
-const PRIVATE_V4_KEYS = ['batch_id', 'commitment', 'fee_wei', 'id', 'object_id', 'private'] as const;
+const PRIVATE_V4_KEYS = [
+  'batch_id',
+  'commitment',
+  'fee_wei',
+  'id',
+  'object_id',
+  'private',
+] as const;
 
 /** The record of an action on a private object in content of `version` (3 or 4). */
 function privateRecordJson(version: 3 | 4, a: ContentAction): string {
@@ -230,7 +232,20 @@ export function contentTail(
   objects: readonly ObjectLeaf[],
 ): string {
   assertContentVersion(version);
-  const batch = `],"batch":${canonicalJson({ ...header, hash })}`;
+  const fields: BatchHeader & { hash: string } = {
+    id: header.id,
+    sequence: header.sequence,
+    prev_hash: header.prev_hash,
+    prev_integrity_root: header.prev_integrity_root,
+    integrity_root: header.integrity_root,
+    actions_hash: header.actions_hash,
+    commitment: header.commitment,
+    actions_count: header.actions_count,
+    total_fee_wei: header.total_fee_wei,
+    when_created: header.when_created,
+    hash,
+  };
+  const batch = `],"batch":${canonicalJson(fields)}`;
   if (version === 1) return `${batch}}`;
   const leaves = objects.map((o) =>
     o.commitment !== undefined

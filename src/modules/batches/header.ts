@@ -88,7 +88,7 @@ export class HeaderBuilder {
     }
     for (const a of sealPrivate(version, actions, this.saltKey)) {
       this.leaves.push(hashBytes(actionLeaf(a)));
-      if (a.private === true && version >= 3) this.privateIds.push(a.record.id);
+      if (a.private === true) this.privateIds.push(a.record.id);
       if (a.record.object_id !== null) {
         this.objects.set(a.record.object_id, {
           id: a.record.object_id,

@@ -85,7 +85,6 @@ export function registerBatchRoutes(app: App, explorer: BatchExplorer) {
         response: { 200: PrivateActionRecord },
       },
     },
-    async (req) =>
-      explorer.privateAction(authOf(req), req.params.batchId, req.params.actionId),
+    async (req) => explorer.privateAction(authOf(req), req.params.batchId, req.params.actionId),
   );
 }

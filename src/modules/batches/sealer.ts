@@ -209,7 +209,7 @@ export class BatchSealer {
       const written = await db.transaction(async (tx) => {
         if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
         const now = clock.now();
-        if (header) await repo.saveHeader(tx, b.id, header, now);
+        if (header) await repo.saveHeader(tx, b.id, header, now, b.version);
         if (proof) return repo.saveProof(tx, b.id, proof.proof, proof.proofId, now);
         await repo.recordFailure(tx, b.id, {
           error: `proving failed: ${failure!.message}`,
@@ -277,7 +277,10 @@ export class BatchSealer {
         });
       });
       if (!written) break;
-      this.deps.logger.info({ batch: b.id, ipfs_url: url }, 'a batch re-published without its private actions');
+      this.deps.logger.info(
+        { batch: b.id, ipfs_url: url },
+        'a batch re-published without its private actions',
+      );
     }
     return done;
   }

@@ -111,17 +111,16 @@ export class BatchExplorer {
 
   /** The API record; a building batch shows its actions so far. */
   private async toBatch(r: repo.BatchRow, members: repo.MemberSummary[]): Promise<Batch> {
-    const affected = members.map(
-      (a): repo.AffectedAction =>
-        a.private
-          ? {
-              id: a.id,
-              hash: this.leafOfPrivate(r.version, a),
-              name: '',
-              alias: a.alias,
-              private: true,
-            }
-          : { id: a.id, hash: a.hash, name: a.name, alias: a.alias, private: false },
+    const affected = members.map((a): repo.AffectedAction =>
+      a.private
+        ? {
+            id: a.id,
+            hash: this.leafOfPrivate(r.version, a),
+            name: '',
+            alias: a.alias,
+            private: true,
+          }
+        : { id: a.id, hash: a.hash, name: a.name, alias: a.alias, private: false },
     );
     let count = r.actions_count;
     let fee = r.total_fee_wei;

@@ -46,8 +46,19 @@ export type SealedHeader = Omit<BatchHeader, 'id' | 'sequence' | 'when_created'>
   private_actions: string[];
 };
 
-/** Writes a sealed batch's header (it stays `proving` until its proof). */
-export async function saveHeader(exec: Executor, id: string, h: SealedHeader, now: Date) {
+/**
+ * Writes a sealed batch's header (it stays `proving` until its proof). A batch of content
+ * version 1 or 2 (set by hand: new batches are 4) that holds private actions is flagged to
+ * be re-published as version 3 at once.
+ */
+export async function saveHeader(
+  exec: Executor,
+  id: string,
+  h: SealedHeader,
+  now: Date,
+  version: number,
+) {
+  const republish = version < 3 && h.private_actions.length > 0;
   await exec.execute(sql`
     UPDATE batches SET hash = ${h.hash}, prev_hash = ${h.prev_hash},
       integrity_root = ${h.integrity_root}, prev_integrity_root = ${h.prev_integrity_root},
@@ -55,6 +66,7 @@ export async function saveHeader(exec: Executor, id: string, h: SealedHeader, no
       actions_count = ${h.actions_count}, total_fee_wei = ${h.total_fee_wei}::numeric,
       ipfs_url = ${h.ipfs_url}, private_actions =
         ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(h.private_actions)}::jsonb)),
+      republish = ${republish},
       updated_at = ${now}
     WHERE id = ${id} AND status = 'proving'`);
 }

@@ -80,7 +80,11 @@ export async function listObjectActionLogs(
  * `private`: the action's object is private now (a batch's header freezes what it sealed as
  * private: docs/batches.md, "What is public").
  */
-export type BatchActionRow = ActionLogRow & { integrity_hash: string; seq: number; private: boolean };
+export type BatchActionRow = ActionLogRow & {
+  integrity_hash: string;
+  seq: number;
+  private: boolean;
+};
 
 /** Whether the action's object is private (false for an action on no object). */
 const IS_PRIVATE = sql.raw(`NOT coalesce((SELECT o.is_public FROM objects o
