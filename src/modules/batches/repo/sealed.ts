@@ -167,11 +167,14 @@ export async function finalizeDue(exec: Executor, now: Date, anchoring: boolean)
 
 // --- Re-publishing ------------------------------------------------------------------------
 
-/** The oldest sealed batch whose published content still shows private actions. */
+/**
+ * The oldest sealed batch whose published content (version 1 or 2) still shows private
+ * actions.
+ */
 export async function nextToRepublish(exec: Executor): Promise<BatchRow | null> {
   const rows = await rowsOf(
     exec,
-    sql`SELECT ${COLUMNS} FROM batches WHERE republish ORDER BY sequence LIMIT 1`,
+    sql`SELECT ${COLUMNS} FROM batches WHERE republish AND version < 3 ORDER BY sequence LIMIT 1`,
   );
   return rows[0] ?? null;
 }
