@@ -266,6 +266,30 @@ describe('no anonymous answer holds anything of a private object', () => {
   });
 });
 
+describe("a sealed batch's private actions", () => {
+  it('stay as its header sealed them when the object is made public later', async () => {
+    const update = [...privateActions.keys()][1]!;
+    const batchId = privateActions.get(update)!;
+    const before = (await get(`/batches/${batchId}/content`)).rawPayload;
+    await svc.container.db.execute(
+      sql`UPDATE objects SET is_public = true WHERE id = ${privateObject}`,
+    );
+    try {
+      const after = await get(`/batches/${batchId}/content`);
+      expect(after.statusCode).toBe(200);
+      expect(after.rawPayload.equals(before)).toBe(true);
+      const b = (await get(`/batches/${batchId}`)).json<BatchRecord>();
+      expect(b.affected_actions.find((a) => a.id === update)).toMatchObject({ private: true });
+      const proof = await get(`/batches/${batchId}/proofs/${update}`);
+      expect(proof.statusCode).toBe(200);
+    } finally {
+      await svc.container.db.execute(
+        sql`UPDATE objects SET is_public = false WHERE id = ${privateObject}`,
+      );
+    }
+  });
+});
+
 describe('the batches still verify', () => {
   it('every sealed batch passes the SDK verifier, and the private leaves are commitments', async () => {
     const { batch_public_key } = (await get('/public/network')).json<{

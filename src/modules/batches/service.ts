@@ -111,8 +111,10 @@ export class BatchExplorer {
 
   /** The API record; a building batch shows its actions so far. */
   private async toBatch(r: repo.BatchRow, members: repo.MemberSummary[]): Promise<Batch> {
+    // Sealed: as its header sealed them; before: as their objects are now.
+    const sealedPrivate = r.private_actions === null ? null : new Set(r.private_actions);
     const affected = members.map((a): repo.AffectedAction =>
-      a.private
+      (sealedPrivate ? sealedPrivate.has(a.id) : a.private)
         ? {
             id: a.id,
             hash: this.leafOfPrivate(r.version, a),

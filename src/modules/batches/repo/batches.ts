@@ -136,8 +136,7 @@ export type MemberSummary = AffectedAction & { integrity_hash: string; private: 
 
 /**
  * The actions of each batch given, in execution order (`alias`: the object's id), each with
- * whether it is private: as its batch's header sealed it (`private_actions`) or, before the
- * header, as its object is now.
+ * whether its object is private now (a sealed batch's `private_actions` say what it sealed).
  */
 export async function memberSummaries(
   exec: Executor,
@@ -148,10 +147,8 @@ export async function memberSummaries(
   const { rows } = await exec.execute<MemberSummary & { batch_id: string }>(sql`
     SELECT a.batch_id, a.id, a.hash, a.name, coalesce(a.object_id, '') AS alias,
       a.integrity_hash,
-      CASE WHEN b.private_actions IS NOT NULL THEN a.id = ANY (b.private_actions)
-        ELSE NOT coalesce((SELECT o.is_public FROM objects o WHERE o.id = a.object_id), true)
-      END AS private
-    FROM action_logs a JOIN batches b ON b.id = a.batch_id
+      NOT coalesce((SELECT o.is_public FROM objects o WHERE o.id = a.object_id), true) AS private
+    FROM action_logs a
     WHERE a.batch_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(batchIds)}::jsonb))
     ORDER BY a.batch_id, a.seq`);
   for (const { batch_id, ...a } of rows) out.get(batch_id)!.push(a);
