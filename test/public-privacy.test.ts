@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentBytes, headerOfRow } from '../src/modules/batches/content.js';
+import { verifyInclusion, type InclusionProof } from '../src/lib/merkle.js';
 import { ipfsUrl } from '../src/modules/batches/formulas.js';
 import * as batchRepo from '../src/modules/batches/repo/batches.js';
 import { batchActions } from '../src/modules/ebus/index.js';
@@ -323,10 +324,9 @@ describe('the batches still verify', () => {
   it('an anonymous inclusion proof of a private action starts from its commitment', async () => {
     const update = [...privateActions.keys()][1]!;
     const batchId = privateActions.get(update)!;
-    const proof = (await get(`/batches/${batchId}/proofs/${update}`)).json<{
-      leaf_hash: string;
-      root: string;
-    }>();
+    const proof = (await get(`/batches/${batchId}/proofs/${update}`)).json<InclusionProof>();
+    const batch = (await get(`/batches/${batchId}`)).json<BatchRecord>();
+    expect(proof.root).toBe(batch.actions_hash);
     const { rows } = await svc.container.db.execute<{ hash: string }>(
       sql`SELECT hash FROM action_logs WHERE id = ${update}`,
     );
@@ -340,6 +340,9 @@ describe('the batches still verify', () => {
       commitment: string;
     }>();
     expect(proof.leaf_hash).toBe(leafOf(mine.commitment));
+    // The audit path leads from the commitment to actions_hash (RFC 9162 §2.1.3.2).
+    expect(verifyInclusion(proof, Buffer.from(mine.commitment.slice(2), 'hex'))).toBe(true);
+    expect(verifyInclusion(proof, Buffer.from(rows[0]!.hash.slice(2), 'hex'))).toBe(false);
   });
 });
 
