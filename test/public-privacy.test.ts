@@ -291,6 +291,28 @@ describe("a sealed batch's private actions", () => {
   });
 });
 
+describe('a batch still building', () => {
+  it('lists an action on a private object as private, as its object is now', async () => {
+    const action = await execute(hidden, 'mint', {
+      template_id: privateTemplate,
+      custom: { ssn: 'SECRET-building' },
+    });
+    const { rows } = await svc.container.db.execute<{ batch_id: string }>(
+      sql`SELECT batch_id FROM action_logs WHERE id = ${action.id}`,
+    );
+    const res = await get(`/batches/${rows[0]!.batch_id}`);
+    const b = res.json<BatchRecord>();
+    expect(b.status).toBe('building');
+    expect(b.affected_actions.find((a) => a.id === action.id)).toMatchObject({
+      name: '',
+      private: true,
+      alias: action.object_id,
+    });
+    expect(res.body).not.toContain('SECRET-building');
+    expect((await get(`/batches/${b.id}/content`)).statusCode).toBe(404);
+  });
+});
+
 describe('the batches still verify', () => {
   it('every sealed batch passes the SDK verifier, and the private leaves are commitments', async () => {
     const { batch_public_key } = (await get('/public/network')).json<{
