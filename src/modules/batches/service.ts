@@ -33,7 +33,7 @@ export class BatchExplorer {
    * commitment from version 4 on, its action hash before (what re-published batches'
    * headers committed to).
    */
-  leafOfPrivate(version: number, a: { id: string; hash: string; integrity_hash: string }) {
+  private leafOfPrivate(version: number, a: { id: string; hash: string; integrity_hash: string }) {
     if (version < 4) return a.hash;
     return privateCommitment(actionSalt(this.saltKey, a.id), a.hash, a.integrity_hash);
   }
