@@ -52,6 +52,14 @@ async function serviceProver() {
   return new Ed25519Prover(rows[0]!.private_key);
 }
 
+/** The service's batch salt key, so a test's sealer seals private actions as the service's. */
+async function serviceSaltKey() {
+  const { rows } = await svc.container.db.execute<{ secret: string }>(
+    sql`SELECT secret FROM batch_salt_keys`,
+  );
+  return rows[0]!.secret;
+}
+
 /** Runs the sealer until a pass does nothing. */
 async function settle() {
   for (let i = 0; i < 20 && (await tick()); i++);
@@ -300,8 +308,8 @@ describe('roots, content and proof, recomputed from the raw rows', () => {
       const parsed = JSON.parse(body.toString('utf8'));
       expect(parsed.batch).toEqual({ ...header, hash: b.hash });
       expect(parsed.actions.map((a: { id: string }) => a.id)).toEqual(rows.map((r) => r.id));
-      // content version 2: each action's integrity hash, and the integrity_root leaves
-      expect([b.version, parsed.version]).toEqual([2, 2]);
+      // content version 4 (public actions as in version 2): each action's integrity hash, and the integrity_root leaves
+      expect([b.version, parsed.version]).toEqual([4, 4]);
       expect(
         parsed.actions.map((a: { integrity_hash: string; organization_id: string }) => [
           a.integrity_hash,
@@ -531,6 +539,7 @@ describe('the sealer worker', () => {
       prover: await serviceProver(),
       anchor: null,
       logger: svc.container.logger,
+      saltKey: await serviceSaltKey(),
       headers,
     });
     const worker = new BatchSealerWorker(sealer, svc.container.logger, { idlePollMs: 10 });
@@ -568,6 +577,7 @@ describe('the rest before a header', () => {
       prover: await serviceProver(),
       anchor: null,
       logger: svc.container.logger,
+      saltKey: await serviceSaltKey(),
       headers: {
         compute: async (request, read) => {
           reads++;
@@ -628,6 +638,7 @@ describe('status and fees', () => {
       prover: { prove: () => Promise.reject(new Error('prover is down')) },
       anchor: null,
       logger: svc.container.logger,
+      saltKey: await serviceSaltKey(),
     });
     const signer = await createSigner(svc, { orgId: owner.orgId });
     await mintMany(1, signer);

@@ -8008,15 +8008,19 @@ export interface paths {
                   name: string;
                   /** @description the action's object id */
                   alias: string;
+                  /** @description an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md) */
+                  private: boolean;
                 }[];
                 actions_count: number;
                 /** @description the sum of its actions’ fees in tokens */
                 total_fee: string;
                 total_fee_wei: string;
-                /** @description the layout of its content (1 or 2; docs/batches.md): new batches are 2 */
+                /** @description the layout of its content (1 to 4; docs/batches.md): new batches are 4 */
                 version: number;
                 /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
                 ipfs_url: string;
+                /** @description the CIDs its content had before it was re-published, oldest first */
+                superseded_ipfs_urls: string[];
                 status: 'building' | 'proving' | 'proven' | 'finalized' | 'failed';
                 proof: {
                   /** @description "ed25519-attestation" for the default prover */
@@ -8140,15 +8144,19 @@ export interface paths {
                 name: string;
                 /** @description the action's object id */
                 alias: string;
+                /** @description an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md) */
+                private: boolean;
               }[];
               actions_count: number;
               /** @description the sum of its actions’ fees in tokens */
               total_fee: string;
               total_fee_wei: string;
-              /** @description the layout of its content (1 or 2; docs/batches.md): new batches are 2 */
+              /** @description the layout of its content (1 to 4; docs/batches.md): new batches are 4 */
               version: number;
               /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
               ipfs_url: string;
+              /** @description the CIDs its content had before it was re-published, oldest first */
+              superseded_ipfs_urls: string[];
               status: 'building' | 'proving' | 'proven' | 'finalized' | 'failed';
               proof: {
                 /** @description "ed25519-attestation" for the default prover */
@@ -8316,6 +8324,123 @@ export interface paths {
               leaf_hash: string;
               /** @description the batch's actions_hash */
               root: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/batches/{batchId}/private-actions/{actionId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An action of the caller's organization in a batch, in full, with the salt of its commitment */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description batch id: `bat_` then 26 characters (a ULID) */
+          batchId: string;
+          /** @description action id: `act_` then 26 characters (a ULID) */
+          actionId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              action: {
+                id: string;
+                hash: string;
+                name: string;
+                wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
+                signature_type: 'eoa' | 'webauthn';
+                signature:
+                  | string
+                  | {
+                      credential_id: string;
+                      authenticator_data: string;
+                      client_data_json: string;
+                      signature: string;
+                    };
+                nonce: number;
+                params: {
+                  [key: string]: unknown;
+                };
+                /** @description As signed (part of the signed text); null for actions logged before it was kept */
+                expires: string | null;
+                object_id: string | null;
+                template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
+                fee_wei: string;
+                batch_id: string | null;
+                /** Format: date-time */
+                when_created: string;
+              };
+              /** @description the object's integrity hash this action left */
+              integrity_hash: string;
+              /** @description the batch shows only a commitment (version 4) or hashes (version 3) of it */
+              private: boolean;
+              /** @description the batch's content version */
+              version: number;
+              /** @description a private action of a version 4 batch: its salt, 0x + 64 hex; else null */
+              salt: string | null;
+              /** @description H("ons private action v1" ‖ 0x00 ‖ salt ‖ hash ‖ integrity_hash): its actions_hash leaf; else null */
+              commitment: string | null;
+              /** @description the data of its actions_hash leaf (commitment or hash) */
+              leaf: string;
             };
           };
         };

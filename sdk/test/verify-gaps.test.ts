@@ -58,11 +58,12 @@ describe('the whole network verifies', () => {
     const report = await verifyNetwork(source);
     expect(report.verdicts.filter((v) => !v.ok)).toEqual([]);
     const batches = report.verdicts.filter((v) => v.item.startsWith('batch '));
-    // Batch 1 is content version 1 and holds the private object's mint: integrity_root
-    // cannot be recomputed from public data. Batches 2 and 3 (version 2) have it recomputed.
-    expect(batches.map((b) => b.skipped ?? [])).toEqual([['integrity_root'], [], []]);
+    // Batch 1 was sealed with content version 1 and holds the private object's mint: it was
+    // re-published as version 3 (docs/batches.md), whose objects give integrity_root; batches
+    // 2 and 3 are version 4. Nothing is skipped.
+    expect(batches.map((b) => b.skipped ?? [])).toEqual([[], [], []]);
     expect([(await batch(0)).version, (await batch(1)).version, (await batch(2)).version]).toEqual([
-      1, 2, 2,
+      3, 4, 4,
     ]);
   });
 });
@@ -172,41 +173,75 @@ describe('gap 2: integrity_root from batch content version 2', () => {
         return i;
       }
     }
-    throw new Error('no version 2 batch acts on the private object');
+    throw new Error('no version 4 batch acts on the private object');
   };
 
-  it('lays out version 2 and keeps version 1 for the batch sealed with it', async () => {
-    const v1 = JSON.parse(new TextDecoder().decode(await content(0)));
-    expect(Object.keys(v1)).toEqual(['actions', 'batch']);
-    expect(Object.keys(v1.actions[0])).not.toContain('integrity_hash');
-    const v2 = JSON.parse(new TextDecoder().decode(await content(await privateBatch())));
-    expect(v2.version).toBe(2);
-    expect(Object.keys(v2)).toEqual(['actions', 'batch', 'objects', 'version']);
-    for (const a of v2.actions) {
+  it('re-published the batch sealed with version 1 as version 3, and lays out version 4', async () => {
+    const first = await batch(0);
+    expect(first.version).toBe(3);
+    // The former CID (of the version 1 content, which showed the private mint) is history.
+    expect(first.superseded_ipfs_urls).toHaveLength(1);
+    expect(first.superseded_ipfs_urls[0]).not.toBe(first.ipfs_url);
+    const v3 = JSON.parse(new TextDecoder().decode(await content(0)));
+    expect(Object.keys(v3)).toEqual(['actions', 'batch', 'objects', 'version']);
+    const mint = v3.actions.find((a: { object_id: string }) => a.object_id === net.privateP);
+    expect(Object.keys(mint)).toEqual([
+      'batch_id',
+      'fee_wei',
+      'hash',
+      'id',
+      'integrity_hash',
+      'object_id',
+      'private',
+    ]);
+    const v4 = JSON.parse(new TextDecoder().decode(await content(await privateBatch())));
+    expect(v4.version).toBe(4);
+    expect(Object.keys(v4)).toEqual(['actions', 'batch', 'objects', 'version']);
+    for (const a of v4.actions) {
+      if (a.private) {
+        expect(Object.keys(a)).toEqual([
+          'batch_id',
+          'commitment',
+          'fee_wei',
+          'id',
+          'object_id',
+          'private',
+        ]);
+        continue;
+      }
       expect(a).toMatchObject({
         organization_id: expect.stringMatching(/^org_/),
         template_version: expect.any(Number),
         integrity_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
       });
     }
-    // objects: each affected object once, sorted by id, with its last action's hash.
-    const last = new Map<string, string>();
-    for (const a of v2.actions) last.set(a.object_id, a.integrity_hash);
+    // objects: each affected object once, sorted by id, with its last action's integrity
+    // hash, or for the private object its last action's commitment.
+    const last = new Map<string, Record<string, string>>();
+    for (const a of v4.actions) {
+      last.set(
+        a.object_id,
+        a.private
+          ? { id: a.object_id, commitment: a.commitment }
+          : { id: a.object_id, integrity_hash: a.integrity_hash },
+      );
+    }
     const ids = [...last.keys()].sort();
-    expect(v2.objects).toEqual(ids.map((id) => ({ id, integrity_hash: last.get(id) })));
+    expect(v4.objects).toEqual(ids.map((id) => last.get(id)));
     expect(ids).toContain(net.privateP);
   });
 
-  it("checks the signatures of private objects' actions from the content", async () => {
+  it("checks no private action's signature (its text is not public), and names a changed commitment", async () => {
     const k = await privateBatch();
     const parsed = JSON.parse(new TextDecoder().decode(await content(k))) as {
-      actions: { id: string; object_id: string; signature: string }[];
+      actions: { id: string; object_id: string; commitment?: string }[];
     };
     const hidden = parsed.actions.find((a) => a.object_id === net.privateP)!;
+    expect(hidden).not.toHaveProperty('signature');
     const report = await verifyNetwork(source);
-    expect(report.verdicts).toContainEqual({ item: `action ${hidden.id}`, ok: true });
-    // Its signature changed in the content served: the batch names ipfs_url (the CID no
-    // longer matches) and the action names its signature.
+    expect(report.ok).toBe(true);
+    expect(report.verdicts.some((v) => v.item === `action ${hidden.id}`)).toBe(false);
+    // Its commitment changed in the content served: the batch names ipfs_url.
     const path = `/batches/${net.batchIds[k]}/content`;
     const changed: Source = {
       json: (p) => source.json(p),
@@ -215,18 +250,14 @@ describe('gap 2: integrity_root from batch content version 2', () => {
         if (p !== path || b === null) return b;
         const c = JSON.parse(new TextDecoder().decode(b)) as typeof parsed;
         const a = c.actions.find((x) => x.id === hidden.id)!;
-        a.signature = flipHex(a.signature);
+        a.commitment = flipHex(a.commitment!);
         return new TextEncoder().encode(JSON.stringify(c));
       },
     };
     const tampered = await verifyNetwork(changed);
     expect(tampered.verdicts.filter((v) => !v.ok)).toEqual([
       expect.objectContaining({ item: `batch ${k + 1} ${net.batchIds[k]}`, failed: 'ipfs_url' }),
-      expect.objectContaining({ item: `action ${hidden.id}`, failed: 'signature' }),
     ]);
-    // Turned off, only the public histories' actions are checked.
-    const publicOnly = await verifyNetwork(source, { contentActions: false });
-    expect(publicOnly.verdicts.some((v) => v.item === `action ${hidden.id}`)).toBe(false);
   });
 
   it('recomputes integrity_root for a batch with a private object, and names a changed hash', async () => {
@@ -247,8 +278,8 @@ describe('gap 2: integrity_root from batch content version 2', () => {
     });
 
     type Content = {
-      objects: { id: string; integrity_hash: string }[];
-      actions: { id: string; object_id: string; integrity_hash: string }[];
+      objects: { id: string; integrity_hash?: string; commitment?: string }[];
+      actions: { id: string; object_id: string; integrity_hash?: string; commitment?: string }[];
     };
     const text = new TextDecoder().decode(bytes);
     const forge = (change: (c: Content) => void) => {
@@ -257,10 +288,11 @@ describe('gap 2: integrity_root from batch content version 2', () => {
       const b = new TextEncoder().encode(JSON.stringify(c));
       return { bytes: b, batch: { ...target, ipfs_url: ipfsUrlOf(b) } };
     };
-    // The private object's integrity hash changed in the content: its CID is checked first.
+    // The private object's leaf (its last action's commitment) changed in the content: its
+    // CID is checked first.
     const edited = forge((c) => {
       const o = c.objects.find((x) => x.id === net.privateP)!;
-      o.integrity_hash = flipHex(o.integrity_hash);
+      o.commitment = flipHex(o.commitment!);
     });
     expect(await check(target, edited.bytes)).toMatchObject({ ok: false, failed: 'ipfs_url' });
     // …and with the explorer's ipfs_url made to match: integrity_root.
@@ -268,18 +300,28 @@ describe('gap 2: integrity_root from batch content version 2', () => {
       ok: false,
       failed: 'integrity_root',
     });
-    // An action's integrity hash changed (objects untouched): the objects no longer match.
+    // A public action's integrity hash changed (objects untouched): the objects no longer match.
     const action = forge((c) => {
-      const a = c.actions.filter((x) => x.object_id === net.privateP).at(-1)!;
-      a.integrity_hash = flipHex(a.integrity_hash);
+      const a = c.actions.filter((x) => x.object_id !== net.privateP).at(-1)!;
+      a.integrity_hash = flipHex(a.integrity_hash!);
     });
     expect(await check(action.batch, action.bytes)).toMatchObject({
       ok: false,
       failed: 'objects',
     });
+    // The private action's commitment changed (objects untouched): actions_hash, whose leaf
+    // it is, is checked first.
+    const commitment = forge((c) => {
+      const a = c.actions.filter((x) => x.object_id === net.privateP).at(-1)!;
+      a.commitment = flipHex(a.commitment!);
+    });
+    expect(await check(commitment.batch, commitment.bytes)).toMatchObject({
+      ok: false,
+      failed: 'actions_hash',
+    });
     // A replayed chain that disagrees with the content names the action.
-    const a0 = (JSON.parse(text) as Content).actions[0]!;
-    const replayed = await check(target, bytes, new Map([[a0.id, flipHex(a0.integrity_hash)]]));
+    const a0 = (JSON.parse(text) as Content).actions.find((x) => x.integrity_hash)!;
+    const replayed = await check(target, bytes, new Map([[a0.id, flipHex(a0.integrity_hash!)]]));
     expect(replayed).toMatchObject({ ok: false, failed: 'integrity_hash' });
     expect(replayed.reason).toContain(a0.id);
     // The explorer claiming another content version.

@@ -191,6 +191,14 @@ describeWithChromium('console: explorer', () => {
     expect(await verdict.locator('tr.check-passed').allInnerTexts()).toContainEqual(
       expect.stringContaining('integrity_root is the tree over its objects'),
     );
+    // The private object's mint is listed as private, without its name, and its inclusion
+    // proof (from its commitment) passes.
+    const passed = await verdict.locator('tr.check-passed').allInnerTexts();
+    expect(passed).toContainEqual(expect.stringMatching(/\(private\) is in actions_hash/));
+    const rows = await page.locator('table').last().locator('tbody tr').allInnerTexts();
+    const privateRows = rows.filter((r) => r.includes('private'));
+    expect(privateRows).toHaveLength(1);
+    expect(privateRows[0]).not.toContain('mint');
     expect(await verdict.locator('tr.check-failed').count()).toBe(0);
     expect(tab.problems).toEqual([]);
   });

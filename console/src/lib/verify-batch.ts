@@ -207,7 +207,7 @@ async function replayObjects(
       label: `Objects not replayed (${privateObjects} not public${byObject.size > MAX_OBJECTS ? `, ${byObject.size - MAX_OBJECTS} over ${MAX_OBJECTS}` : ''})`,
       state: 'skipped',
       detail:
-        'their histories are not public (integrity_root is still recomputed from the content of a version 2 batch)',
+        'their histories are not public (integrity_root is still recomputed from the content of a batch of version 2 or later)',
     });
   }
   return { checks, integrityByAction };
@@ -262,7 +262,7 @@ export async function verifyBatchInBrowser(
   ];
   for (const action of actions) {
     step(`Checking the inclusion proof of ${action.id}…`);
-    const label = `Action ${action.id} (${action.name}) is in actions_hash`;
+    const label = `Action ${action.id} (${action.private ? 'private' : action.name}) is in actions_hash`;
     const proof = await source.json<ProofRecord>(
       `/batches/${enc(batch.id)}/proofs/${enc(action.id)}`,
     );

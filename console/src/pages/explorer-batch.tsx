@@ -32,6 +32,7 @@ function BatchFields({ b }: { b: BatchRecord }) {
     ['total_fee_wei', text(b.total_fee_wei)],
     ['version', b.version],
     ['ipfs_url', text(b.ipfs_url)],
+    ['superseded_ipfs_urls', b.superseded_ipfs_urls.join(' ') || '—'],
     ['proof.type', text(b.proof?.type)],
     ['proof.value', text(b.proof?.value)],
     ['proof.public_values', text(b.proof?.public_values)],
@@ -161,9 +162,11 @@ export function ExplorerBatchPage() {
                     <td>
                       <code>{a.id}</code>
                     </td>
-                    <td>{a.name}</td>
+                    <td>{a.private ? <em>private</em> : a.name}</td>
                     <td>
-                      {a.alias.startsWith('obj_') ? (
+                      {a.private ? (
+                        <code>{a.alias}</code>
+                      ) : a.alias.startsWith('obj_') ? (
                         <a href={pathOf(paths.explorerObject, a.alias)}>{a.alias}</a>
                       ) : (
                         a.alias || '—'

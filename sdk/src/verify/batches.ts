@@ -61,6 +61,53 @@ export function integrityRootOf(objects: { id: string; integrity_hash: string }[
   return leaves.some((l) => l === null) ? null : merkleRoot(leaves as Uint8Array[]);
 }
 
+/**
+ * A private action's commitment (content version 4) = H("ons private action v1" ‖ 0x00 ‖
+ * salt ‖ action hash ‖ the integrity hash it left), or null when an input is not a hash.
+ * A member of its organization has the three from
+ * `GET /batches/{batchId}/private-actions/{actionId}`; the public has only the result.
+ */
+export function privateCommitmentOf(
+  salt: string,
+  actionHash: string,
+  integrityHash: string,
+): string | null {
+  const parts = [salt, actionHash, integrityHash].map(hashBytes);
+  if (parts.some((p) => p === null)) return null;
+  return hex(sha256(utf8('ons private action v1\u0000'), ...(parts as Uint8Array[])));
+}
+
+/**
+ * Checks what a member fetched of its own private action (`GET /batches/{batchId}/private-
+ * actions/{actionId}`) against the public batch and the action's inclusion proof: the
+ * commitment opens to the record's hash and integrity hash with the salt (content version
+ * 4), and the leaf the proof starts from is that commitment (or, version 3, the hash).
+ */
+export function verifyPrivateAction(
+  record: {
+    action: { id: string; hash: string };
+    integrity_hash: string;
+    salt: string | null;
+    commitment: string | null;
+    leaf: string;
+  },
+  batch: Pick<BatchRecord, 'id' | 'version' | 'actions_hash'>,
+): Verdict {
+  const item = `private action ${record.action.id} in ${batch.id}`;
+  if (batch.version >= 4) {
+    const expected =
+      record.salt === null
+        ? null
+        : privateCommitmentOf(record.salt, record.action.hash, record.integrity_hash);
+    if (expected === null || expected !== record.commitment || record.leaf !== expected) {
+      return fail(item, 'commitment', 'the commitment does not open to the action with its salt');
+    }
+  } else if (record.leaf !== record.action.hash) {
+    return fail(item, 'leaf', "the leaf is not the action's hash");
+  }
+  return pass(item);
+}
+
 /** `ipfs://` + CIDv1 (raw, sha2-256, base32) of the content bytes. */
 export function ipfsUrlOf(content: Uint8Array): string {
   return `ipfs://${CID.createV1(0x55, Digest.create(0x12, sha256(content))).toString()}`;
@@ -84,21 +131,51 @@ export interface BatchContext {
 
 interface ContentAction {
   id: string;
-  hash: string;
+  /** Absent from a private action of content version 4. */
+  hash?: string;
   object_id: string | null;
   fee_wei: string;
   batch_id: string | null;
-  /** Content version 2. */
+  /** Content version 2 and later (absent from a private action of version 4). */
   integrity_hash?: string;
+  /** Content versions 3 and 4: an action on a private object (docs/batches.md). */
+  private?: boolean;
+  /** Content version 4, a private action: its salted commitment, its `actions_hash` leaf. */
+  commitment?: string;
+}
+
+interface ContentObject {
+  id: string;
+  integrity_hash?: string;
+  /** Content version 4, a private object: its last action's commitment. */
+  commitment?: string;
 }
 
 interface Content {
   version?: unknown;
   batch: Record<string, unknown>;
   actions: ContentAction[];
-  /** Content version 2: the `integrity_root` leaves, sorted by id. */
-  objects?: { id: string; integrity_hash: string }[];
+  /** Content version 2 and later: the `integrity_root` leaves, sorted by id. */
+  objects?: ContentObject[];
 }
+
+/** The content versions this verifier reads (docs/batches.md). */
+export const CONTENT_VERSIONS = [1, 2, 3, 4];
+
+/**
+ * The data of an action's `actions_hash` leaf: from content version 4 a private action's
+ * salted commitment, else its action hash (undefined when the content lacks it).
+ */
+const leafOf = (version: number, a: ContentAction): string | undefined =>
+  version >= 4 && a.private === true ? a.commitment : a.hash;
+
+/** The value of an action's object leaf (after the id): as {@link leafOf}, the integrity hash. */
+const objectValueOf = (version: number, a: ContentAction): string | undefined =>
+  version >= 4 && a.private === true ? a.commitment : a.integrity_hash;
+
+/** The value of a listed object's `integrity_root` leaf. */
+const listedValueOf = (version: number, o: ContentObject): string | undefined =>
+  version >= 4 && o.commitment !== undefined ? o.commitment : o.integrity_hash;
 
 /**
  * The `integrity_root` checks of content version 2, in this order: `integrity_root` is the
@@ -113,8 +190,10 @@ function checkIntegrityV2(
   known: ReadonlyMap<string, string> | undefined,
 ): Verdict | null {
   const objects = content.objects;
+  const v = batch.version;
   if (!Array.isArray(objects)) return fail(item, 'objects', 'the content lists no objects');
-  if (integrityRootOf(objects) !== batch.integrity_root) {
+  const leaves = objects.map((o) => ({ id: o.id, integrity_hash: listedValueOf(v, o) ?? '' }));
+  if (integrityRootOf(leaves) !== batch.integrity_root) {
     return fail(
       item,
       'integrity_root',
@@ -123,8 +202,8 @@ function checkIntegrityV2(
   }
   const last = new Map<string, string | undefined>();
   for (const a of content.actions)
-    if (a.object_id !== null) last.set(a.object_id, a.integrity_hash);
-  const listed = new Map(objects.map((o) => [o.id, o.integrity_hash]));
+    if (a.object_id !== null) last.set(a.object_id, objectValueOf(v, a));
+  const listed = new Map(leaves.map((o) => [o.id, o.integrity_hash]));
   if (
     listed.size !== objects.length ||
     listed.size !== last.size ||
@@ -138,7 +217,11 @@ function checkIntegrityV2(
   }
   for (const a of content.actions) {
     const replayed = known?.get(a.id);
-    if (replayed !== undefined && replayed !== a.integrity_hash) {
+    if (
+      replayed !== undefined &&
+      !(v >= 4 && a.private === true) &&
+      replayed !== a.integrity_hash
+    ) {
       return fail(
         item,
         'integrity_hash',
@@ -179,7 +262,7 @@ export async function verifyBatch(
   }
   // Version 1 content has no `version` field; every later one names its version.
   const contentVersion = canonicalJson(parsed.version ?? 1);
-  if (contentVersion !== String(batch.version) || ![1, 2].includes(batch.version)) {
+  if (contentVersion !== String(batch.version) || !CONTENT_VERSIONS.includes(batch.version)) {
     return fail(
       item,
       'version',
@@ -196,9 +279,13 @@ export async function verifyBatch(
   if (actions.some((a) => a.batch_id !== batch.id)) {
     return fail(item, 'actions', 'an action of the content names another batch');
   }
-  const leaves = actions.map((a) => hashBytes(a.hash));
+  const leaves = actions.map((a) => hashBytes(leafOf(batch.version, a) ?? ''));
   if (leaves.some((l) => l === null) || merkleRoot(leaves as Uint8Array[]) !== batch.actions_hash) {
-    return fail(item, 'actions_hash', 'actions_hash is not the tree over its action hashes');
+    return fail(
+      item,
+      'actions_hash',
+      'actions_hash is not the tree over its action hashes (private actions: commitments)',
+    );
   }
   let fee = 0n;
   for (const a of actions) fee += BigInt(a.fee_wei);

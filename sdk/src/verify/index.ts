@@ -6,12 +6,15 @@
 export { actionTextOf, verifyActionSignature, type ActionContext } from './actions.js';
 export {
   commitmentOf,
+  CONTENT_VERSIONS,
   GENESIS,
   HEADER_FIELDS,
   headerHash,
   integrityRootOf,
   ipfsUrlOf,
+  privateCommitmentOf,
   verifyBatch,
+  verifyPrivateAction,
   type BatchContext,
 } from './batches.js';
 export { verifyActionInclusion } from './inclusion.js';

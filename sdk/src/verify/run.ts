@@ -23,9 +23,9 @@ export interface VerifyOptions {
   /** Called as items are checked (a progress bar). */
   onProgress?: (done: number, total: number) => void;
   /**
-   * Also check the signature of every action of each batch of content version 2 that no
-   * public history showed (actions on private objects): that content carries what rebuilds
-   * each action's text. Default true.
+   * Also check the signature of every action of each batch of content version 2 or later
+   * that no public history showed: that content carries what rebuilds each public action's
+   * text (an action on a private object has none there). Default true.
    */
   contentActions?: boolean;
 }
@@ -34,7 +34,12 @@ export interface VerifyOptions {
 function contentActionsOf(content: Uint8Array): ActionRecord[] {
   try {
     const parsed = JSON.parse(new TextDecoder().decode(content)) as { actions?: unknown };
-    return Array.isArray(parsed.actions) ? (parsed.actions as ActionRecord[]) : [];
+    // An action on a private object (content versions 3 and 4) has no text to check.
+    return Array.isArray(parsed.actions)
+      ? (parsed.actions as (ActionRecord & { private?: boolean })[]).filter(
+          (a) => a.private !== true,
+        )
+      : [];
   } catch {
     return [];
   }

@@ -1,6 +1,6 @@
 import { canonicalJson, isWellFormed } from '../../lib/canonical-json.js';
 import type { ActionLogRecord } from '../ebus/index.js';
-import { affectedObjects, sortedById, type BatchHeader } from './formulas.js';
+import { actionSalt, privateCommitment, sortedById, type BatchHeader } from './formulas.js';
 import type { BatchRow } from './repo/batches.js';
 
 /**
@@ -49,6 +49,53 @@ const V2_KEYS = [
   'when_created',
 ] as const;
 type ContentKey = (typeof V2_KEYS)[number];
+
+/**
+ * An action on a private object (docs/batches.md, "What is public"): version 3 (a batch sealed
+ * before migration 0021, re-published) keeps only what its header already committed to: the
+ * action hash and the integrity hash it left; version 4 only the salted commitment that is
+ * its `actions_hash` leaf (formulas.ts, `privateCommitment`). Neither has the text, params,
+ * wallet, signature, organization, template or name. RFC 8785 order.
+ */
+const PRIVATE_V3_KEYS = [
+  'batch_id',
+  'fee_wei',
+  'hash',
+  'id',
+  'integrity_hash',
+  'object_id',
+  'private',
+] as const;
+const PRIVATE_V4_KEYS = [
+  'batch_id',
+  'commitment',
+  'fee_wei',
+  'id',
+  'object_id',
+  'private',
+] as const;
+
+/** The record of an action on a private object in content of `version` (3 or 4). */
+function privateRecordJson(version: 3 | 4, a: ContentAction): string {
+  const r = a.record;
+  const values: Record<string, unknown> = {
+    batch_id: r.batch_id,
+    commitment: a.commitment,
+    fee_wei: r.fee_wei,
+    hash: r.hash,
+    id: r.id,
+    integrity_hash: a.integrityHash,
+    object_id: r.object_id,
+    private: true,
+  };
+  if (version === 4 && a.commitment === undefined) {
+    throw new Error(`the private action ${r.id} has no commitment`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of version === 3 ? PRIVATE_V3_KEYS : PRIVATE_V4_KEYS) out[k] = values[k];
+  // Ids, hashes and amounts only: JSON.stringify of them in key order is their RFC 8785 text.
+  return JSON.stringify(out);
+}
 const KEY_TEXT = new Map<string, string>(V2_KEYS.map((k) => [k, `${JSON.stringify(k)}:`]));
 
 /** RFC 8785 text of one action's content record (a member whose value is undefined is left out). */
@@ -121,6 +168,13 @@ function recordForStringify(
 export interface ContentAction {
   record: ActionLogRecord;
   integrityHash: string;
+  /**
+   * Its object is private (as the batch's header froze it: `batches.private_actions`):
+   * content versions 3 and 4 carry only its private record.
+   */
+  private?: boolean;
+  /** Version 4, a private action: its salted commitment (formulas.ts, `privateCommitment`). */
+  commitment?: string;
 }
 
 /**
@@ -129,7 +183,10 @@ export interface ContentAction {
  * - 1: RFC 8785 JSON of `{batch, actions}`, the actions with the {@link V1_KEYS} fields;
  * - 2: RFC 8785 JSON of `{version: 2, batch, actions, objects}`, the actions with the
  *   {@link V2_KEYS} fields and `objects` the affected objects' `{id,
- *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`.
+ *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`;
+ * - 3 and 4: version 2's layout, where an action on a private object has only its private
+ *   record ({@link PRIVATE_V3_KEYS}, {@link PRIVATE_V4_KEYS}) and, in 4, a private object's
+ *   entry under `objects` is `{commitment, id}`.
  * RFC 8785 writes an object's members in key order ("actions" < "batch" < "objects" <
  * "version") and an array's elements joined by commas, so the text is written in three
  * pieces that joined are exactly the RFC 8785 text of the whole (content.test.ts checks it
@@ -139,42 +196,108 @@ export interface ContentAction {
  */
 export const CONTENT_HEAD = '{"actions":[';
 
-/** Throws for a content version this code does not write. */
-export function assertContentVersion(version: number): asserts version is 1 | 2 {
-  if (version !== 1 && version !== 2) throw new Error(`unknown batch content version ${version}`);
-}
+export type ContentVersion = 1 | 2 | 3 | 4;
 
-function keysOf(version: number): readonly ContentKey[] {
-  assertContentVersion(version);
-  return version === 1 ? V1_KEYS : V2_KEYS;
+/** The version every batch sealed from migration 0021 on has. */
+export const CURRENT_CONTENT_VERSION = 4;
+
+/** Throws for a content version this code does not write. */
+export function assertContentVersion(version: number): asserts version is ContentVersion {
+  if (![1, 2, 3, 4].includes(version)) throw new Error(`unknown batch content version ${version}`);
 }
 
 /** One action's record in a batch's content of `version`. */
 export function recordText(version: number, a: ContentAction): string {
-  return recordJson(keysOf(version), a);
+  assertContentVersion(version);
+  if (version >= 3 && a.private === true) return privateRecordJson(version as 3 | 4, a);
+  return recordJson(version === 1 ? V1_KEYS : V2_KEYS, a);
 }
+
+/** An `integrity_root` leaf as content versions 2–4 list it under `objects`. */
+export interface ObjectLeaf {
+  id: string;
+  integrity_hash: string;
+  /** Version 4, a private object: the commitment of its last action in the batch. */
+  commitment?: string;
+}
+
+/** The value of an object's `integrity_root` leaf (after its id and 0x00). */
+export const leafValue = (o: ObjectLeaf): string => o.commitment ?? o.integrity_hash;
 
 /** The content's text after the actions: the header with its hash and, in version 2, the objects. */
 export function contentTail(
   version: number,
   header: BatchHeader,
   hash: string,
-  objects: readonly { id: string; integrity_hash: string }[],
+  objects: readonly ObjectLeaf[],
 ): string {
   assertContentVersion(version);
-  const batch = `],"batch":${canonicalJson({ ...header, hash })}`;
+  const fields: BatchHeader & { hash: string } = {
+    id: header.id,
+    sequence: header.sequence,
+    prev_hash: header.prev_hash,
+    prev_integrity_root: header.prev_integrity_root,
+    integrity_root: header.integrity_root,
+    actions_hash: header.actions_hash,
+    commitment: header.commitment,
+    actions_count: header.actions_count,
+    total_fee_wei: header.total_fee_wei,
+    when_created: header.when_created,
+    hash,
+  };
+  const batch = `],"batch":${canonicalJson(fields)}`;
   if (version === 1) return `${batch}}`;
-  const leaves = objects.map((o) => ({ id: o.id, integrity_hash: o.integrity_hash }));
-  return `${batch},"objects":${canonicalJson(leaves)},"version":2}`;
+  const leaves = objects.map((o) =>
+    o.commitment !== undefined
+      ? { commitment: o.commitment, id: o.id }
+      : { id: o.id, integrity_hash: o.integrity_hash },
+  );
+  return `${batch},"objects":${canonicalJson(leaves)},"version":${version}}`;
 }
 
-/** The content bytes of a batch (see {@link CONTENT_HEAD}). */
+/**
+ * Version 4: fills in the commitment of each private action (formulas.ts). `saltKey`: the
+ * service's batch salt key (repo/keys.ts). Other versions and public actions are left as
+ * they are.
+ */
+export function sealPrivate(
+  version: number,
+  actions: readonly ContentAction[],
+  saltKey: Uint8Array,
+): ContentAction[] {
+  if (version < 4) return [...actions];
+  if (saltKey.length !== 32 && actions.some((a) => a.private === true && !a.commitment)) {
+    throw new Error('a private action to seal and no 32-byte batch salt key');
+  }
+  return actions.map((a) =>
+    a.private === true && a.commitment === undefined
+      ? {
+          ...a,
+          commitment: privateCommitment(
+            actionSalt(saltKey, a.record.id),
+            a.record.hash,
+            a.integrityHash,
+          ),
+        }
+      : a,
+  );
+}
+
+/** The data of an action's `actions_hash` leaf: its commitment when it has one, else its hash. */
+export const actionLeaf = (a: ContentAction): string => a.commitment ?? a.record.hash;
+
+/**
+ * The content bytes of a batch (see {@link CONTENT_HEAD}). Version 4 with private actions
+ * needs their commitments: `saltKey` fills in those not given ({@link sealPrivate}).
+ */
 export function contentBytes(
   version: number,
   header: BatchHeader,
   hash: string,
-  actions: readonly ContentAction[],
+  given: readonly ContentAction[],
+  saltKey?: Uint8Array,
 ): Buffer {
+  const actions = saltKey ? sealPrivate(version, given, saltKey) : given;
   const records = actions.map((a) => recordText(version, a)).join(',');
   const tail = contentTail(version, header, hash, sortedAffectedObjects(actions));
   return Buffer.from(`${CONTENT_HEAD}${records}${tail}`, 'utf8');
@@ -185,12 +308,14 @@ export function contentBytes(
  * sorted by id (byte order): the leaves of `integrity_root`, and content version 2's
  * `objects`.
  */
-export function sortedAffectedObjects(
-  actions: readonly ContentAction[],
-): { id: string; integrity_hash: string }[] {
+export function sortedAffectedObjects(actions: readonly ContentAction[]): ObjectLeaf[] {
+  const last = new Map<string, ContentAction>();
+  for (const a of actions) if (a.record.object_id !== null) last.set(a.record.object_id, a);
   return sortedById(
-    affectedObjects(
-      actions.map((a) => ({ object_id: a.record.object_id, integrity_hash: a.integrityHash })),
+    [...last].map(([id, a]) =>
+      a.commitment !== undefined
+        ? { id, integrity_hash: a.integrityHash, commitment: a.commitment }
+        : { id, integrity_hash: a.integrityHash },
     ),
   );
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
 import { canonicalJson } from '../../lib/canonical-json.js';
@@ -163,4 +163,29 @@ export function ipfsUrl(content: Uint8Array): string {
 export function ipfsUrlOfDigest(sha256Digest: Uint8Array): string {
   const digest = Digest.create(SHA2_256, sha256Digest);
   return `ipfs://${CID.createV1(RAW_CODEC, digest).toString()}`;
+}
+
+/**
+ * Private actions (docs/batches.md, "What is public"): an action on a private object enters
+ * a batch of content version 4 as a salted commitment, never as its text or action hash.
+ *
+ * salt = HMAC-SHA256(the service's batch salt key, "ons action salt v1" ‖ 0x00 ‖ UTF-8(action
+ * id)): 32 bytes only the service can make, handed to a member of the action's organization
+ * with its record (`GET /batches/{batchId}/private-actions/{actionId}`) and never to the public.
+ */
+export const SALT_DOMAIN = Buffer.from('ons action salt v1\u0000', 'utf8');
+export const PRIVATE_DOMAIN = Buffer.from('ons private action v1\u0000', 'utf8');
+
+/** An action's salt (see {@link SALT_DOMAIN}); `key` is the salt key's 32 bytes. */
+export function actionSalt(key: Uint8Array, actionId: string): Buffer {
+  return createHmac('sha256', key).update(SALT_DOMAIN).update(actionId, 'utf8').digest();
+}
+
+/**
+ * A private action's commitment = H("ons private action v1" ‖ 0x00 ‖ salt ‖ action hash ‖
+ * integrity hash it left): the leaf data of `actions_hash` for the action and, for its object's
+ * last action in the batch, the value of its `integrity_root` leaf.
+ */
+export function privateCommitment(salt: Uint8Array, actionHash: string, integrityHash: string) {
+  return hex(sha256(PRIVATE_DOMAIN, salt, hashBytes(actionHash), hashBytes(integrityHash)));
 }

@@ -1,10 +1,14 @@
 import { createHash, type Hash } from 'node:crypto';
 import {
+  actionLeaf,
   assertContentVersion,
   CONTENT_HEAD,
   contentTail,
+  leafValue,
   recordText,
+  sealPrivate,
   type ContentAction,
+  type ObjectLeaf,
 } from './content.js';
 import {
   actionsHashOfBytes,
@@ -23,6 +27,11 @@ export interface HeaderRequest {
   batch: { id: string; sequence: number; version: number; when_created: string };
   /** The batch before it in the chain (null for the first). */
   prev: { hash: string; integrity_root: string } | null;
+  /**
+   * The batch salt key, hex (repo/keys.ts): content version 4 commits to each private action
+   * with a salt made from it (formulas.ts, `actionSalt`).
+   */
+  saltKey?: string;
 }
 
 /** What a sealed batch's header is computed from. */
@@ -31,8 +40,16 @@ export interface HeaderInput extends HeaderRequest {
   actions: ContentAction[];
 }
 
-/** A sealed batch's header (design.md §6) with its hash and content CID. */
-export type ComputedHeader = BatchHeader & { hash: string; ipfs_url: string };
+/**
+ * A sealed batch's header (design.md §6) with its hash and content CID, and the ids of the
+ * actions it sealed as private (in execution order): `batches.private_actions`, so that the
+ * content is served as it was hashed whatever the objects' visibility later becomes.
+ */
+export type ComputedHeader = BatchHeader & {
+  hash: string;
+  ipfs_url: string;
+  private_actions: string[];
+};
 
 /** Content text gathered before it goes to the hash (one call per record costs more). */
 const DIGEST_CHUNK = 64 * 1024;
@@ -47,8 +64,10 @@ const DIGEST_CHUNK = 64 * 1024;
  */
 export class HeaderBuilder {
   private readonly leaves: Buffer[] = [];
-  /** Object id → the integrity hash its last action so far left, in first-seen order. */
-  private readonly objects = new Map<string, string>();
+  /** Object id → its `integrity_root` leaf as its last action so far left it, first-seen order. */
+  private readonly objects = new Map<string, ObjectLeaf>();
+  private readonly privateIds: string[] = [];
+  private readonly saltKey: Buffer;
   private fee = 0n;
   private readonly digest: Hash = createHash('sha256');
   private text = CONTENT_HEAD;
@@ -57,15 +76,26 @@ export class HeaderBuilder {
   constructor(private readonly request: HeaderRequest) {
     // An unknown content version fails here, before any action is read.
     assertContentVersion(request.batch.version);
+    this.saltKey = Buffer.from(request.saltKey ?? '', 'hex');
   }
 
   /** The next actions in execution order. */
   add(actions: readonly ContentAction[]): void {
     if (this.done) throw new Error('HeaderBuilder: the header was already built');
     const { version } = this.request.batch;
-    for (const a of actions) {
-      this.leaves.push(hashBytes(a.record.hash));
-      if (a.record.object_id !== null) this.objects.set(a.record.object_id, a.integrityHash);
+    if (version >= 4 && this.saltKey.length !== 32 && actions.some((a) => a.private === true)) {
+      throw new Error('HeaderBuilder: a private action and no 32-byte batch salt key');
+    }
+    for (const a of sealPrivate(version, actions, this.saltKey)) {
+      this.leaves.push(hashBytes(actionLeaf(a)));
+      if (a.private === true) this.privateIds.push(a.record.id);
+      if (a.record.object_id !== null) {
+        this.objects.set(a.record.object_id, {
+          id: a.record.object_id,
+          integrity_hash: a.integrityHash,
+          ...(a.commitment !== undefined ? { commitment: a.commitment } : {}),
+        });
+      }
       this.fee += BigInt(a.record.fee_wei);
       const record = recordText(version, a);
       this.text += this.leaves.length === 1 ? record : `,${record}`;
@@ -82,10 +112,11 @@ export class HeaderBuilder {
     this.done = true;
     const { batch, prev } = this.request;
     const actionsHashValue = actionsHashOfBytes(this.leaves);
-    const objects = sortedById(
-      [...this.objects].map(([id, integrity_hash]) => ({ id, integrity_hash })),
+    const objects = sortedById([...this.objects.values()]);
+    const root = integrityRoot(
+      objects.map((o) => ({ id: o.id, integrity_hash: leafValue(o) })),
+      true,
     );
-    const root = integrityRoot(objects, true);
     const prevIntegrityRoot = prev?.integrity_root ?? GENESIS_HASH;
     const head: BatchHeader = {
       id: batch.id,
@@ -101,7 +132,12 @@ export class HeaderBuilder {
     };
     const hash = headerHash(head);
     this.digest.update(`${this.text}${contentTail(batch.version, head, hash, objects)}`, 'utf8');
-    return { ...head, hash, ipfs_url: ipfsUrlOfDigest(this.digest.digest()) };
+    return {
+      ...head,
+      hash,
+      ipfs_url: ipfsUrlOfDigest(this.digest.digest()),
+      private_actions: this.privateIds,
+    };
   }
 }
 

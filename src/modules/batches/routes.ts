@@ -1,4 +1,6 @@
 import type { App } from '../../http/app.js';
+import { authOf } from '../../http/auth.js';
+import { PrivateActionParams, PrivateActionRecord } from './private-actions.js';
 import {
   Batch,
   BatchList,
@@ -69,5 +71,20 @@ export function registerBatchRoutes(app: App, explorer: BatchExplorer) {
       },
     },
     async (req) => explorer.proof(req.params.batchId, req.params.actionId),
+  );
+
+  app.get(
+    '/batches/:batchId/private-actions/:actionId',
+    {
+      config: { permission: 'objects.read' },
+      schema: {
+        tags,
+        summary:
+          "An action of the caller's organization in a batch, in full, with the salt of its commitment",
+        params: PrivateActionParams,
+        response: { 200: PrivateActionRecord },
+      },
+    },
+    async (req) => explorer.privateAction(authOf(req), req.params.batchId, req.params.actionId),
   );
 }

@@ -44,15 +44,22 @@ export const Batch = Type.Object({
       hash: Type.String(),
       name: Type.String(),
       alias: Type.String({ description: "the action's object id" }),
+      private: Type.Boolean({
+        description:
+          'an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md)',
+      }),
     }),
   ),
   actions_count: Type.Integer(),
   total_fee: Type.String({ description: 'the sum of its actions’ fees in tokens' }),
   total_fee_wei: Type.String(),
   version: Type.Integer({
-    description: 'the layout of its content (1 or 2; docs/batches.md): new batches are 2',
+    description: 'the layout of its content (1 to 4; docs/batches.md): new batches are 4',
   }),
   ipfs_url: Type.String({ description: 'ipfs:// + CIDv1 (raw, sha2-256) of its content' }),
+  superseded_ipfs_urls: Type.Array(Type.String(), {
+    description: 'the CIDs its content had before it was re-published, oldest first',
+  }),
   status: BatchStatus,
   proof: Type.Union([BatchProofSchema, Type.Null()]),
   proof_id: Type.String(),

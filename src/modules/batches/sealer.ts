@@ -5,6 +5,8 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { batchActions } from '../ebus/index.js';
 import type { Anchor } from './anchor/anchor.js';
+import { contentBytes, headerOfRow } from './content.js';
+import { ipfsUrl } from './formulas.js';
 import { computeHeader, type HeaderRequest } from './header.js';
 import type { HeaderPool } from './header-pool.js';
 import type { Prover } from './prover.js';
@@ -20,6 +22,8 @@ export interface SealerDeps {
   logger: Logger;
   /** Computes headers off the event loop; inline without it. */
   headers?: HeaderPool;
+  /** The batch salt key, hex (repo/keys.ts): private actions' salts come from it. */
+  saltKey: string;
 }
 
 /** How long closing a batch may wait for the groups that joined it. */
@@ -66,6 +70,7 @@ export class BatchSealer {
    */
   async advance(): Promise<boolean> {
     let busy = (await this.proveSealed()) > 0;
+    busy = (await this.republishSealed()) > 0 || busy;
     if (this.deps.anchor) busy = (await this.anchorProven()) > 0 || busy;
     busy =
       (await repo.finalizeDue(this.deps.db, this.deps.clock.now(), !!this.deps.anchor)) > 0 || busy;
@@ -204,7 +209,7 @@ export class BatchSealer {
       const written = await db.transaction(async (tx) => {
         if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
         const now = clock.now();
-        if (header) await repo.saveHeader(tx, b.id, header, now);
+        if (header) await repo.saveHeader(tx, b.id, header, now, b.version);
         if (proof) return repo.saveProof(tx, b.id, proof.proof, proof.proofId, now);
         await repo.recordFailure(tx, b.id, {
           error: `proving failed: ${failure!.message}`,
@@ -234,11 +239,50 @@ export class BatchSealer {
         when_created: b.created_at.toISOString(),
       },
       prev: prev ? { hash: prev.hash!, integrity_root: prev.integrity_root! } : null,
+      saltKey: this.deps.saltKey,
     };
     const read = () => batchActions(exec, b.id);
     return this.deps.headers
       ? this.deps.headers.compute(request, read)
       : computeHeader({ ...request, actions: await read() });
+  }
+
+  /**
+   * Re-publishes, a few per pass and oldest first, the sealed batches whose content (versions
+   * 1 and 2, sealed before migration 0021) still shows the actions on private objects: as
+   * content version 3, where those keep only their action hash and the integrity hash they
+   * left — what the batch's header already committed to, so that header, proof, chain and
+   * anchor stay as they are (docs/batches.md, "Re-published batches"). The former CID stays in
+   * `superseded_ipfs_urls`. Answers how many.
+   */
+  async republishSealed(): Promise<number> {
+    const { db, clock } = this.deps;
+    let done = 0;
+    for (; done < 4; done++) {
+      const b = await repo.nextToRepublish(db);
+      if (b === null || b.hash === null || b.ipfs_url === null) break;
+      const sealedPrivate = new Set(b.private_actions ?? []);
+      const actions = (await batchActions(db, b.id)).map((a) => ({
+        ...a,
+        private: sealedPrivate.has(a.record.id),
+      }));
+      const url = ipfsUrl(contentBytes(3, headerOfRow(b), b.hash, actions));
+      const written = await db.transaction(async (tx) => {
+        if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
+        return repo.saveRepublished(tx, b.id, {
+          version: 3,
+          ipfsUrl: url,
+          formerIpfsUrl: b.ipfs_url!,
+          now: clock.now(),
+        });
+      });
+      if (!written) break;
+      this.deps.logger.info(
+        { batch: b.id, ipfs_url: url },
+        'a batch re-published without its private actions',
+      );
+    }
+    return done;
   }
 
   /** Posts proven batches' commitments and follows them until final; answers steps taken. */

@@ -4,9 +4,11 @@ import type { Logger } from 'pino';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { inclusionProof } from '../../lib/merkle.js';
+import type { AuthContext } from '../../lib/permissions.js';
 import { batchActions, batchLeaves } from '../ebus/index.js';
 import { contentBytes, headerOfRow } from './content.js';
-import { hashBytes, ipfsUrl } from './formulas.js';
+import { actionSalt, hashBytes, ipfsUrl, privateCommitment } from './formulas.js';
+import { privateActionRecord } from './private-actions.js';
 import * as repo from './repo/batches.js';
 import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from './schema.js';
 
@@ -15,13 +17,26 @@ const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
 /**
  * The public explorer (spec §4.2 `GET /batches/{batchId}`, design.md §6): batches, their
  * content and their actions' inclusion proofs. Needs no credential: everything here is
- * what anyone may check.
+ * what anyone may check, and nothing of an action on a private object but what verifying
+ * the batch needs and reveals nothing (docs/batches.md, "What is public").
  */
 export class BatchExplorer {
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
+    /** The batch salt key's 32 bytes (repo/keys.ts). */
+    private readonly saltKey: Buffer,
   ) {}
+
+  /**
+   * The data of a private action's `actions_hash` leaf in a batch of `version`: its salted
+   * commitment from version 4 on, its action hash before (what re-published batches'
+   * headers committed to).
+   */
+  private leafOfPrivate(version: number, a: { id: string; hash: string; integrity_hash: string }) {
+    if (version < 4) return a.hash;
+    return privateCommitment(actionSalt(this.saltKey, a.id), a.hash, a.integrity_hash);
+  }
 
   async get(id: string): Promise<Batch> {
     const row = await repo.findBatch(this.db, id);
@@ -56,13 +71,25 @@ export class BatchExplorer {
     const row = await repo.findBatch(this.db, id);
     if (row === null) throw notFound('batch');
     if (row.hash === null) throw notFound('batch content (the batch is not sealed yet)');
-    const actions = await batchActions(this.db, id);
-    const content = contentBytes(row.version, headerOfRow(row), row.hash, actions);
+    // Its published content still shows private actions: never served again (the sealer
+    // re-publishes it within seconds).
+    if (row.republish) throw notFound('batch content (being re-published)');
+    const sealedPrivate = new Set(row.private_actions ?? []);
+    const actions = (await batchActions(this.db, id)).map((a) => ({
+      ...a,
+      private: sealedPrivate.has(a.record.id),
+    }));
+    const content = contentBytes(row.version, headerOfRow(row), row.hash, actions, this.saltKey);
     if (ipfsUrl(content) !== row.ipfs_url) {
       this.logger.error({ batch: id }, 'a batch content no longer matches its ipfs_url');
       throw new AppError(Code.INTERNAL, 'the batch content does not match its ipfs_url');
     }
     return content;
+  }
+
+  /** An action of the caller's organization in a batch, in full (private-actions.ts). */
+  privateAction(auth: AuthContext, batchId: string, actionId: string) {
+    return privateActionRecord(this.db, this.saltKey, auth, batchId, actionId);
   }
 
   /** The RFC 6962 inclusion proof of one action in the batch's `actions_hash`. */
@@ -73,14 +100,30 @@ export class BatchExplorer {
     const leaves = await batchLeaves(this.db, batchId);
     const index = leaves.findIndex((l) => l.id === actionId);
     if (index < 0) throw notFound('action in this batch');
+    const sealedPrivate = new Set(row.private_actions ?? []);
     return inclusionProof(
-      leaves.map((l) => hashBytes(l.hash)),
+      leaves.map((l) =>
+        hashBytes(sealedPrivate.has(l.id) ? this.leafOfPrivate(row.version, l) : l.hash),
+      ),
       index,
     );
   }
 
   /** The API record; a building batch shows its actions so far. */
-  private async toBatch(r: repo.BatchRow, affected: repo.AffectedAction[]): Promise<Batch> {
+  private async toBatch(r: repo.BatchRow, members: repo.MemberSummary[]): Promise<Batch> {
+    // Sealed: as its header sealed them; before: as their objects are now.
+    const sealedPrivate = r.private_actions === null ? null : new Set(r.private_actions);
+    const affected = members.map((a): repo.AffectedAction =>
+      (sealedPrivate ? sealedPrivate.has(a.id) : a.private)
+        ? {
+            id: a.id,
+            hash: this.leafOfPrivate(r.version, a),
+            name: '',
+            alias: a.alias,
+            private: true,
+          }
+        : { id: a.id, hash: a.hash, name: a.name, alias: a.alias, private: false },
+    );
     let count = r.actions_count;
     let fee = r.total_fee_wei;
     if (r.status === 'building') {
@@ -106,6 +149,7 @@ export class BatchExplorer {
       total_fee_wei: fee,
       version: r.version,
       ipfs_url: r.ipfs_url ?? '',
+      superseded_ipfs_urls: r.superseded_ipfs_urls,
       status: r.status,
       proof: r.proof,
       proof_id: r.proof_id ?? '',

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
@@ -8,7 +8,7 @@ import { HeaderPool } from './header-pool.js';
 import { Ed25519Prover, rawPublicKey, type Prover } from './prover.js';
 import { recentAverageSize } from './repo/batches.js';
 import { batchJoin } from './repo/join.js';
-import { ensureBatchKey } from './repo/keys.js';
+import { ensureBatchKey, ensureSaltKey } from './repo/keys.js';
 import type { Anchor } from './anchor/anchor.js';
 import { createViemAnchor } from './anchor/viem-anchor.js';
 import { BatchSealer } from './sealer.js';
@@ -55,6 +55,10 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
     now: w.clock.now(),
   });
   const attestation = new Ed25519Prover(pem);
+  const saltKey = await ensureSaltKey(w.db, {
+    secret: randomBytes(32).toString('hex'),
+    now: w.clock.now(),
+  });
   const anchor =
     w.anchor !== undefined ? w.anchor : w.config.anchor ? createViemAnchor(w.config.anchor) : null;
   const headers = new HeaderPool(w.logger, {
@@ -69,11 +73,12 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
     prover: w.prover ?? attestation,
     anchor,
     logger: w.logger,
+    saltKey,
   });
   return {
     hook: w.config.batches.enabled ? { writes: () => [], batchJoin } : { writes: () => [] },
     sizes: { recentAverageBatchSize: (window) => recentAverageSize(w.db, window) },
-    explorer: new BatchExplorer(w.db, w.logger),
+    explorer: new BatchExplorer(w.db, w.logger, Buffer.from(saltKey, 'hex')),
     sealer,
     publicKey: attestation.publicKey,
     close: async () => {

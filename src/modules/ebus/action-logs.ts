@@ -78,7 +78,7 @@ export async function objectHistoryPage(
 export async function batchActions(
   exec: Executor,
   batchId: string,
-): Promise<{ record: ActionLogRecord; integrityHash: string }[]> {
+): Promise<{ record: ActionLogRecord; integrityHash: string; private: boolean }[]> {
   return (await listBatchActions(exec, batchId)).map(toBatchAction);
 }
 
@@ -90,7 +90,7 @@ export async function* batchActionPages(
   exec: Executor,
   batchId: string,
   size: number,
-): AsyncGenerator<{ record: ActionLogRecord; integrityHash: string }[]> {
+): AsyncGenerator<{ record: ActionLogRecord; integrityHash: string; private: boolean }[]> {
   let afterSeq = -1;
   for (;;) {
     const rows = await listBatchActions(exec, batchId, { afterSeq, limit: size });
@@ -100,9 +100,9 @@ export async function* batchActionPages(
   }
 }
 
-function toBatchAction({ integrity_hash, seq: _, ...r }: BatchActionRow) {
-  return { record: toActionLogRecord(r), integrityHash: integrity_hash };
+function toBatchAction({ integrity_hash, seq: _, private: isPrivate, ...r }: BatchActionRow) {
+  return { record: toActionLogRecord(r), integrityHash: integrity_hash, private: isPrivate };
 }
 
-/** The id and hash of a batch's actions in execution order. */
+/** The id, hash and integrity hash of a batch's actions in execution order, and privacy. */
 export const batchLeaves = listBatchLeaves;

@@ -131,17 +131,26 @@ export async function memberTotals(
   return { count: rows[0]!.n, feeWei: rows[0]!.fee };
 }
 
-/** The actions of each batch given, in execution order (`alias`: the object's id). */
+/** A batch's action as its explorer record lists it, before private ones are masked. */
+export type MemberSummary = AffectedAction & { integrity_hash: string; private: boolean };
+
+/**
+ * The actions of each batch given, in execution order (`alias`: the object's id), each with
+ * whether its object is private now (a sealed batch's `private_actions` say what it sealed).
+ */
 export async function memberSummaries(
   exec: Executor,
   batchIds: readonly string[],
-): Promise<Map<string, AffectedAction[]>> {
-  const out = new Map<string, AffectedAction[]>(batchIds.map((id) => [id, []]));
+): Promise<Map<string, MemberSummary[]>> {
+  const out = new Map<string, MemberSummary[]>(batchIds.map((id) => [id, []]));
   if (batchIds.length === 0) return out;
-  const { rows } = await exec.execute<AffectedAction & { batch_id: string }>(sql`
-    SELECT batch_id, id, hash, name, coalesce(object_id, '') AS alias FROM action_logs
-    WHERE batch_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(batchIds)}::jsonb))
-    ORDER BY batch_id, seq`);
+  const { rows } = await exec.execute<MemberSummary & { batch_id: string }>(sql`
+    SELECT a.batch_id, a.id, a.hash, a.name, coalesce(a.object_id, '') AS alias,
+      a.integrity_hash,
+      NOT coalesce((SELECT o.is_public FROM objects o WHERE o.id = a.object_id), true) AS private
+    FROM action_logs a
+    WHERE a.batch_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(batchIds)}::jsonb))
+    ORDER BY a.batch_id, a.seq`);
   for (const { batch_id, ...a } of rows) out.get(batch_id)!.push(a);
   return out;
 }

@@ -19,3 +19,21 @@ export async function ensureBatchKey(
   );
   return rows[0]!.private_key;
 }
+
+/**
+ * The batch salt key (32 bytes, hex) private actions' salts are derived from (formulas.ts,
+ * `actionSalt`): made by the first instance, read by every other. Never served or logged.
+ */
+export async function ensureSaltKey(
+  exec: Executor,
+  candidate: { secret: string; now: Date },
+): Promise<string> {
+  await exec.execute(sql`
+    INSERT INTO batch_salt_keys (id, secret, created_at)
+    VALUES ('current', ${candidate.secret}, ${candidate.now})
+    ON CONFLICT (id) DO NOTHING`);
+  const { rows } = await exec.execute<{ secret: string }>(
+    sql`SELECT secret FROM batch_salt_keys WHERE id = 'current'`,
+  );
+  return rows[0]!.secret;
+}

@@ -6,7 +6,17 @@ import type { BatchProof } from '../prover.js';
 /** A batch row as the repos read it (repo/batches.ts, repo/sealed.ts). */
 export type BatchStatus = 'building' | 'proving' | 'proven' | 'finalized' | 'failed';
 
-export type AffectedAction = { id: string; hash: string; name: string; alias: string };
+/**
+ * An action as a batch's explorer record lists it; for a private one (`private`), `name` is
+ * "" and `hash` its `actions_hash` leaf (docs/batches.md, "What is public").
+ */
+export type AffectedAction = {
+  id: string;
+  hash: string;
+  name: string;
+  alias: string;
+  private: boolean;
+};
 
 /** A batch row as the service reads it (never the content bytes). */
 export interface BatchRow {
@@ -28,6 +38,12 @@ export interface BatchRow {
   actions_count: number;
   total_fee_wei: string;
   ipfs_url: string | null;
+  /** The actions its header sealed as private (migration 0021); null before its header. */
+  private_actions: string[] | null;
+  /** The CIDs its content had before it was re-published, oldest first. */
+  superseded_ipfs_urls: string[];
+  /** Its published content still shows private actions: the sealer re-publishes it. */
+  republish: boolean;
   proof: BatchProof | null;
   proof_id: string | null;
   error: string | null;
@@ -68,7 +84,8 @@ export type RawBatch = Omit<
 export const COLUMNS =
   sql.raw(`id, sequence, status, seq_start, capacity, next_id, next_capacity, version, hash, prev_hash,
   integrity_root, prev_integrity_root, actions_hash, commitment, actions_count,
-  total_fee_wei::text AS total_fee_wei, ipfs_url, proof, proof_id, error,
+  total_fee_wei::text AS total_fee_wei, ipfs_url, private_actions, superseded_ipfs_urls,
+  republish, proof, proof_id, error,
   sender, l2_tx_hash, l2_finalization_tx_hash, attempts, next_attempt_at, sealed_at,
   challenge_window_end, completed_at, created_at, updated_at`);
 

@@ -42,16 +42,32 @@ export async function findBySequence(exec: Executor, sequence: number): Promise<
 export type SealedHeader = Omit<BatchHeader, 'id' | 'sequence' | 'when_created'> & {
   hash: string;
   ipfs_url: string;
+  /** The actions sealed as private, in execution order. */
+  private_actions: string[];
 };
 
-/** Writes a sealed batch's header (it stays `proving` until its proof). */
-export async function saveHeader(exec: Executor, id: string, h: SealedHeader, now: Date) {
+/**
+ * Writes a sealed batch's header (it stays `proving` until its proof). A batch of content
+ * version 1 or 2 (set by hand: new batches are 4) that holds private actions is flagged to
+ * be re-published as version 3 at once.
+ */
+export async function saveHeader(
+  exec: Executor,
+  id: string,
+  h: SealedHeader,
+  now: Date,
+  version: number,
+) {
+  const republish = version < 3 && h.private_actions.length > 0;
   await exec.execute(sql`
     UPDATE batches SET hash = ${h.hash}, prev_hash = ${h.prev_hash},
       integrity_root = ${h.integrity_root}, prev_integrity_root = ${h.prev_integrity_root},
       actions_hash = ${h.actions_hash}, commitment = ${h.commitment},
       actions_count = ${h.actions_count}, total_fee_wei = ${h.total_fee_wei}::numeric,
-      ipfs_url = ${h.ipfs_url}, updated_at = ${now}
+      ipfs_url = ${h.ipfs_url}, private_actions =
+        ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(h.private_actions)}::jsonb)),
+      republish = ${republish},
+      updated_at = ${now}
     WHERE id = ${id} AND status = 'proving'`);
 }
 
@@ -147,4 +163,35 @@ export async function finalizeDue(exec: Executor, now: Date, anchoring: boolean)
       ${anchoring ? sql`AND l2_finalization_tx_hash IS NOT NULL` : sql``}
     RETURNING id`);
   return rows.length;
+}
+
+// --- Re-publishing ------------------------------------------------------------------------
+
+/**
+ * The oldest sealed batch whose published content (version 1 or 2) still shows private
+ * actions.
+ */
+export async function nextToRepublish(exec: Executor): Promise<BatchRow | null> {
+  const rows = await rowsOf(
+    exec,
+    sql`SELECT ${COLUMNS} FROM batches WHERE republish AND version < 3 ORDER BY sequence LIMIT 1`,
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Re-publishes a sealed batch's content as `version` under `ipfsUrl`; the CID it had joins
+ * `superseded_ipfs_urls`. False when it was re-published meanwhile.
+ */
+export async function saveRepublished(
+  exec: Executor,
+  id: string,
+  r: { version: number; ipfsUrl: string; formerIpfsUrl: string; now: Date },
+): Promise<boolean> {
+  const { rowCount } = await exec.execute(sql`
+    UPDATE batches SET version = ${r.version}, ipfs_url = ${r.ipfsUrl},
+      superseded_ipfs_urls = array_append(superseded_ipfs_urls, ${r.formerIpfsUrl}::text),
+      republish = false, updated_at = ${r.now}
+    WHERE id = ${id} AND republish AND ipfs_url = ${r.formerIpfsUrl}`);
+  return (rowCount ?? 0) > 0;
 }

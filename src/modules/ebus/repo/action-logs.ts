@@ -76,7 +76,19 @@ export async function listObjectActionLogs(
   return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
 }
 
-export type BatchActionRow = ActionLogRow & { integrity_hash: string; seq: number };
+/**
+ * `private`: the action's object is private now (a batch's header freezes what it sealed as
+ * private: docs/batches.md, "What is public").
+ */
+export type BatchActionRow = ActionLogRow & {
+  integrity_hash: string;
+  seq: number;
+  private: boolean;
+};
+
+/** Whether the action's object is private (false for an action on no object). */
+const IS_PRIVATE = sql.raw(`NOT coalesce((SELECT o.is_public FROM objects o
+  WHERE o.id = action_logs.object_id), true) AS private`);
 
 /**
  * A batch's actions in execution order, each with the object integrity hash it left; with
@@ -88,7 +100,7 @@ export async function listBatchActions(
   page?: { afterSeq: number; limit: number },
 ): Promise<BatchActionRow[]> {
   const { rows } = await exec.execute<BatchActionRow>(sql`
-    SELECT ${ACTION_LOG_COLUMNS}, integrity_hash, seq FROM action_logs
+    SELECT ${ACTION_LOG_COLUMNS}, integrity_hash, seq, ${IS_PRIVATE} FROM action_logs
     WHERE batch_id = ${batchId} ${page ? sql`AND seq > ${page.afterSeq}` : sql``}
     ORDER BY seq ${page ? sql`LIMIT ${page.limit}` : sql``}`);
   return rows.map((r) => ({
@@ -99,12 +111,23 @@ export async function listBatchActions(
   }));
 }
 
-/** The id and hash of a batch's actions in execution order (the leaves of its tree). */
-export async function listBatchLeaves(
-  exec: Executor,
-  batchId: string,
-): Promise<{ id: string; hash: string }[]> {
-  const { rows } = await exec.execute<{ id: string; hash: string }>(sql`
-    SELECT id, hash FROM action_logs WHERE batch_id = ${batchId} ORDER BY seq`);
+/** What an action's leaf in its batch's `actions_hash` is made from. */
+export type BatchLeafRow = {
+  id: string;
+  hash: string;
+  integrity_hash: string;
+  object_id: string | null;
+  organization_id: string;
+  private: boolean;
+};
+
+/**
+ * The id, hash and integrity hash of a batch's actions in execution order (what the leaves
+ * of its tree are made from), with whether each one's object is private now.
+ */
+export async function listBatchLeaves(exec: Executor, batchId: string): Promise<BatchLeafRow[]> {
+  const { rows } = await exec.execute<BatchLeafRow>(sql`
+    SELECT id, hash, integrity_hash, object_id, organization_id, ${IS_PRIVATE} FROM action_logs
+    WHERE batch_id = ${batchId} ORDER BY seq`);
   return rows;
 }
