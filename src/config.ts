@@ -10,6 +10,8 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** Where `ons backup`/`restore` look first for pg_dump and pg_restore (PG_BIN_DIR). */
+  pgBinDir: string | null;
   publicUrl: string;
   /** The built web console (console/dist) served at /console; see docs/console.md. */
   consoleDir: string;
@@ -263,6 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: str(env, 'HOST', '0.0.0.0'),
     dataDir,
     databaseUrl: optional(env, 'DATABASE_URL'),
+    pgBinDir: optional(env, 'PG_BIN_DIR'),
     publicUrl,
     consoleDir: path.resolve(str(env, 'CONSOLE_DIR', DEFAULT_CONSOLE_DIR)),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
