@@ -149,15 +149,17 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
 /**
  * The built service (dist/main.js) run by node itself (so a SIGKILL reaches the service) on the
  * database of `base`, a test service that made the fixtures (tokens and signed texts match its
- * PUBLIC_URL and NETWORK_ID); ready when `/readyz` answers 200.
+ * PUBLIC_URL and NETWORK_ID); ready when `/readyz` answers 200. `entry` 'worker.js' is
+ * `npm run worker`.
  */
 export async function spawnService(
   base: { config: { databaseUrl: string | null; publicUrl: string; networkId: string } },
   env: Record<string, string> = {},
   port?: number,
+  entry: 'main.js' | 'worker.js' = 'main.js',
 ): Promise<{ url: string; port: number; child: ChildProcess }> {
   const p = port ?? (await freePort());
-  const child = spawn(process.execPath, builtEntry('main.js'), {
+  const child = spawn(process.execPath, builtEntry(entry), {
     env: {
       ...process.env,
       DATABASE_URL: base.config.databaseUrl!,
