@@ -8,6 +8,7 @@ describe('config', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
     expect(c.databaseUrl).toBeNull();
+    expect(c.pgBinDir).toBeNull();
     expect(c.dataDir).toBe(path.resolve('./data'));
     expect(c.storage.dir).toBe(path.resolve('./data/files'));
     expect(c.bodyLimitBytes).toBe(1024 * 1024);
@@ -33,7 +34,13 @@ describe('config', () => {
   });
 
   it('reads overrides', () => {
-    const c = loadConfig({ PORT: '9000', DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://h/db' });
+    const c = loadConfig({
+      PORT: '9000',
+      DATA_DIR: '/tmp/x',
+      DATABASE_URL: 'postgres://h/db',
+      PG_BIN_DIR: '/usr/lib/postgresql/18/bin',
+    });
+    expect(c.pgBinDir).toBe('/usr/lib/postgresql/18/bin');
     expect(c.port).toBe(9000);
     expect(c.dataDir).toBe('/tmp/x');
     expect(c.databaseUrl).toBe('postgres://h/db');

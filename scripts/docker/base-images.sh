@@ -91,8 +91,16 @@ if ! have "$NODE_IMAGE"; then
   ln -s ../lib/node_modules/npm/bin/npx-cli.js "$WORK/node/usr/local/bin/npx"
   # The official images' `node` user (uid 1000) and PATH.
   chroot "$WORK/node" useradd --uid 1000 --user-group --create-home --shell /bin/bash node
+  # Certificate authorities this machine added to Debian's (a TLS-inspecting egress proxy's,
+  # say): without them `npm ci` inside the build cannot reach the registry from here. Only
+  # public certificates are copied; Node is told to trust the system store.
+  if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+    cp /usr/local/share/ca-certificates/*.crt "$WORK/node/usr/local/share/ca-certificates/"
+    chroot "$WORK/node" update-ca-certificates >/dev/null 2>&1
+  fi
   import_image "$WORK/node" "$NODE_IMAGE" \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt' \
     --change 'CMD ["node"]'
   docker run --rm "$NODE_IMAGE" node --version
 fi
