@@ -99,7 +99,7 @@ beforeAll(async () => {
     payload: f.payload,
   });
   expect(up.statusCode, up.body).toBe(200);
-  fileId = (up.json() as { id: string }).id;
+  fileId = up.json<{ id: string }>().id;
   // Every action into a sealed, proven batch (the last one sealed by age).
   svc.clock.advance(60_000);
   for (let i = 0; i < 40 && (await svc.container.batches.sealer.tick()); i++);
