@@ -36,6 +36,8 @@ export interface ReadinessDeps {
   redis: (() => boolean) | null;
   /** The anchoring chain's JSON-RPC URL; null when anchoring is off or not run here. */
   chainRpcUrl: string | null;
+  /** How long the chain's answer is reused (ms); tests shorten it. */
+  chainReuseMs?: number;
 }
 
 /**
@@ -72,7 +74,7 @@ export class Readiness {
 
   private chainState(rpcUrl: string): Promise<CheckState> {
     const now = performance.now();
-    if (!this.chain || now - this.chain.at >= CHAIN_CHECK_REUSE_MS) {
+    if (!this.chain || now - this.chain.at >= (this.deps.chainReuseMs ?? CHAIN_CHECK_REUSE_MS)) {
       const state = within(READY_WITHIN_MS, pingChain(rpcUrl, READY_WITHIN_MS)).then(
         (): CheckState => 'ok',
         (): CheckState => 'unavailable',
