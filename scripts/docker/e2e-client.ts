@@ -121,7 +121,11 @@ async function main() {
       { action, signature: { type: 'eoa', signature } },
       token,
     );
-    Object.assign(s, { templateId: template.id, objectId: done.object.id, actionId: done.action.id });
+    Object.assign(s, {
+      templateId: template.id,
+      objectId: done.object.id,
+      actionId: done.action.id,
+    });
     save(s);
     console.log(`minted ${done.object.id} (action ${done.action.id})`);
   } else if (command === 'sealed') {
