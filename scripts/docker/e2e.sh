@@ -46,7 +46,8 @@ echo "   $("${COMPOSE[@]}" version | head -1)"
 
 step "base images" bash scripts/docker/base-images.sh
 IMAGE="ons:e2e"
-step "image build" docker build -q --build-arg BASE_IMAGE=ons-local/node:24 -t "$IMAGE" . >/dev/null
+build_image() { docker build -q --build-arg BASE_IMAGE=ons-local/node:24 -t "$IMAGE" . >/dev/null; }
+step "image build" build_image
 echo "   $IMAGE: $(docker image inspect -f '{{.Size}}' "$IMAGE" | numfmt --to=iec)"
 
 # A project of its own, secrets made for this run, a free port.
