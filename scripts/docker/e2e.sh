@@ -110,6 +110,12 @@ compose exec -T api node dist/cli/ons.js deposits credit --org "$ORG" --amount 1
 step "mint through the api" client mint
 step "batch sealed by the worker" client sealed
 
+# The operator command works in the image (tar, a writable /data): a backup of the stack.
+backup_in_container() {
+  compose exec -T api node dist/cli/ons.js backup /data/e2e-backup.tgz | tee "$WORK/backup.json"
+  grep -q '"method":"builtin"' "$WORK/backup.json"
+}
+step "backup in the api container" backup_in_container
 step "compose down" compose down
 step "compose up again" compose up -d --no-build
 step "healthy again" wait_healthy
