@@ -207,9 +207,16 @@ describe('ons backup / restore', () => {
     const file = path.join(work, 'builtin.tgz');
     const backup = await ons(['backup', file, '--method', 'builtin'], sourceEnv());
     expect(backup.code, backup.stderr).toBe(0);
-    expect(JSON.parse(backup.stdout)).toMatchObject({ method: 'builtin', files: 1 });
+    const made = JSON.parse(backup.stdout) as { rows: number; tables: number };
+    expect(made).toMatchObject({ method: 'builtin', files: 1 });
     expect(await exec('stat', ['-c', '%a', file]).then((r) => r.stdout.trim())).toBe('600');
     await expectSameService(await restoredService(file, 'restored-builtin'));
+    // The restored service's own embedded server, found while it runs, backs up the same rows.
+    const again = await ons(['backup', path.join(work, 'again.tgz')], {
+      DATA_DIR: path.join(work, 'restored-builtin'),
+    });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: made.rows, tables: made.tables });
   }, 180_000);
 
   it('uses pg_dump when one can read the server, and refuses --method pg_dump otherwise', async () => {
