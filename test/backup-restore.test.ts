@@ -266,6 +266,18 @@ describe('ons backup / restore', () => {
     expect((await ons(['backup', file, '--method', 'copy'], sourceEnv())).code).toBe(2);
     expect((await ons(['restore'], sourceEnv())).code).toBe(2);
 
+    // With the S3 store, the files are the bucket's to back up: noted, not copied.
+    const s3 = await ons(['backup', path.join(work, 's3.tgz'), '--method', 'builtin'], {
+      ...sourceEnv(),
+      S3_ENDPOINT: 'http://127.0.0.1:9',
+      S3_BUCKET: 'ons-files',
+    });
+    expect(s3.code, s3.stderr).toBe(0);
+    expect(JSON.parse(s3.stdout)).toMatchObject({
+      files: 0,
+      note: expect.stringContaining('S3 bucket "ons-files"') as unknown,
+    });
+
     // Nothing of the refusals reached the source.
     expect(await chainProblems(svc.container.db)).toEqual([]);
     expect((await readFile(file)).length).toBeGreaterThan(0);

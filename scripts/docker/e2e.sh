@@ -84,7 +84,7 @@ trap cleanup EXIT
 BASE="http://127.0.0.1:$PORT"
 wait_healthy() {
   local until=$((SECONDS + 180))
-  until [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ]; do
+  until node -e "fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))" "$BASE/readyz"; do
     [ $SECONDS -lt $until ] || { echo "api not ready in 180 s"; return 1; }
     sleep 2
   done
