@@ -100,8 +100,11 @@ client() { node_modules/.bin/tsx scripts/docker/e2e-client.ts "$1" "$BASE" "$WOR
 step "compose up" compose up -d --no-build
 step "healthy" wait_healthy
 # Each container runs the role it was given (the api runs no loop: the worker seals).
-compose logs api | grep -q '"role":"api"'
-compose logs worker | grep -q '"role":"worker"'
+# (Captured first: `grep -q` leaving a pipe early would fail the pipeline with SIGPIPE.)
+compose logs --no-color api >"$WORK/api.log"
+compose logs --no-color worker >"$WORK/worker.log"
+grep -q '"role":"api"' "$WORK/api.log"
+grep -q '"role":"worker"' "$WORK/worker.log"
 
 ORG="$(client signup)"
 echo "   signed up: organization $ORG"
@@ -112,7 +115,8 @@ step "batch sealed by the worker" client sealed
 
 # The operator command works in the image (tar, a writable /data): a backup of the stack.
 backup_in_container() {
-  compose exec -T api node dist/cli/ons.js backup /data/e2e-backup.tgz | tee "$WORK/backup.json"
+  compose exec -T api node dist/cli/ons.js backup /data/e2e-backup.tgz >"$WORK/backup.json"
+  cat "$WORK/backup.json"
   grep -q '"method":"builtin"' "$WORK/backup.json"
 }
 step "backup in the api container" backup_in_container
