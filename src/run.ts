@@ -23,7 +23,7 @@ import { createWorkerService, type RunningService } from './worker-service.js';
  * (restartPolicy).
  */
 export async function runProcess(overrides: ConfigOverrides = {}) {
-  const config = loadConfig(process.env, overrides);
+  const config = loadConfig(undefined, overrides);
   const logger = createLogger(config.logLevel);
   if (config.workers > 1 && cluster.isPrimary) return primary(config, logger);
 
