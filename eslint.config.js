@@ -6,7 +6,15 @@ import { boundaries } from './eslint.boundaries.js';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'data/', 'coverage/', 'console/dist/', 'sdk/dist/', 'test-results/'],
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'data/',
+      'coverage/',
+      'console/dist/',
+      'sdk/dist/',
+      'test-results/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

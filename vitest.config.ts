@@ -11,7 +11,7 @@ export default defineConfig({
   },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'sdk/test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts', 'test/console/build-setup.ts'],
+    globalSetup: ['test/build-setup.ts', 'test/global-setup.ts', 'test/console/build-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

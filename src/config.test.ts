@@ -8,6 +8,7 @@ describe('config', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
     expect(c.databaseUrl).toBeNull();
+    expect(c.pgBinDir).toBeNull();
     expect(c.dataDir).toBe(path.resolve('./data'));
     expect(c.storage.dir).toBe(path.resolve('./data/files'));
     expect(c.bodyLimitBytes).toBe(1024 * 1024);
@@ -47,7 +48,13 @@ describe('config', () => {
   });
 
   it('reads overrides', () => {
-    const c = loadConfig({ PORT: '9000', DATA_DIR: '/tmp/x', DATABASE_URL: 'postgres://h/db' });
+    const c = loadConfig({
+      PORT: '9000',
+      DATA_DIR: '/tmp/x',
+      DATABASE_URL: 'postgres://h/db',
+      PG_BIN_DIR: '/usr/lib/postgresql/18/bin',
+    });
+    expect(c.pgBinDir).toBe('/usr/lib/postgresql/18/bin');
     expect(c.port).toBe(9000);
     expect(c.dataDir).toBe('/tmp/x');
     expect(c.databaseUrl).toBe('postgres://h/db');
@@ -66,6 +73,42 @@ describe('config', () => {
     expect(loadConfig({ WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }).workers).toBe(2);
     expect(loadConfig({ WORKERS: '2', RATE_LIMIT_ENABLED: 'false' }).workers).toBe(2);
     expect(() => loadConfig({ WORKERS: '0' })).toThrow(/WORKERS/);
+    // The refusal names REDIS_URL and the way to accept per-process counts.
+    expect(() => loadConfig({ WORKERS: '3', ONS_ROLE: 'api' })).toThrow(
+      /WORKERS=3 runs 3 API processes.*memory rate-limit store.*REDIS_URL.*RATE_LIMIT_ALLOW_MEMORY_MULTI=true/,
+    );
+    const allowed = loadConfig({ WORKERS: '2', RATE_LIMIT_ALLOW_MEMORY_MULTI: 'true' });
+    expect(allowed.workers).toBe(2);
+    expect(allowed.rateLimits.allowMemoryMulti).toBe(true);
+    expect(loadConfig({}).rateLimits.allowMemoryMulti).toBe(false);
+    // Worker processes serve no API: any number count nothing.
+    expect(loadConfig({ WORKERS: '2', ONS_ROLE: 'worker' }).workers).toBe(2);
+    expect(() => loadConfig({ RATE_LIMIT_ALLOW_MEMORY_MULTI: 'yes' })).toThrow(
+      /RATE_LIMIT_ALLOW_MEMORY_MULTI/,
+    );
+  });
+
+  it('takes its role from ONS_ROLE (all by default); the api role runs no background loop', () => {
+    const all = loadConfig({});
+    expect(all.role).toBe('all');
+    expect([all.webhooks.deliveryInProcess, all.batches.sealerInProcess]).toEqual([true, true]);
+    const api = loadConfig({ ONS_ROLE: 'api', WEBHOOK_DELIVERY: 'true', BATCH_SEALER: 'true' });
+    expect(api.role).toBe('api');
+    expect([api.webhooks.deliveryInProcess, api.batches.sealerInProcess]).toEqual([false, false]);
+    const worker = loadConfig({ ONS_ROLE: 'worker' });
+    expect([worker.webhooks.deliveryInProcess, worker.batches.sealerInProcess]).toEqual([
+      true,
+      true,
+    ]);
+    // A worker may run one loop only, so the two can be scaled apart.
+    expect(loadConfig({ ONS_ROLE: 'worker', BATCH_SEALER: 'false' }).batches.sealerInProcess).toBe(
+      false,
+    );
+    // The entry point's role wins (`npm run worker`).
+    expect(loadConfig({ ONS_ROLE: 'api' }, { role: 'worker' }).role).toBe('worker');
+    expect(() => loadConfig({ ONS_ROLE: 'web' })).toThrow(
+      /ONS_ROLE must be one of all, api, worker, got "web"/,
+    );
   });
 
   it('bounds how long a client may take, by default within 30 seconds', () => {

@@ -6,10 +6,18 @@ import { isTimestamp } from './lib/timestamp.js';
  * fast with a message naming the variable. Every variable is listed in README.md.
  */
 export interface Config {
+  /**
+   * What this process does (ONS_ROLE; docs/self-hosting.md, "Roles"): `all` serves the API
+   * and runs the background loops, `api` only serves the API, `worker` only runs the loops
+   * (webhook delivery, the batch sealer) and answers /healthz, /readyz and /metrics.
+   */
+  role: Role;
   port: number;
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** Where `ons backup`/`restore` look first for pg_dump and pg_restore (PG_BIN_DIR). */
+  pgBinDir: string | null;
   publicUrl: string;
   /** The built web console (console/dist) served at /console; see docs/console.md. */
   consoleDir: string;
@@ -38,6 +46,11 @@ export interface Config {
   publicListCacheMs: number;
   rateLimits: {
     enabled: boolean;
+    /**
+     * Counting in memory while several API processes serve (WORKERS > 1 without REDIS_URL)
+     * is allowed (RATE_LIMIT_ALLOW_MEMORY_MULTI): each process then holds its own counts.
+     */
+    allowMemoryMulti: boolean;
     defaultPerMinute: number;
     defaultPerSecond: number;
     anonymousPerMinute: number;
@@ -61,7 +74,10 @@ export interface Config {
     challengeWindowSeconds: number;
     /** Actions join batches (off only to measure what batches cost: bench/batches.ts). */
     enabled: boolean;
-    /** This process runs the sealer (BATCH_SEALER); any number may, one acts at a time. */
+    /**
+     * This process runs the sealer (BATCH_SEALER; always off with ONS_ROLE=api); any number
+     * may, one acts at a time.
+     */
     sealerInProcess: boolean;
     /** How the batch header thread yields to requests (BATCH_HEADER_PRIORITY; docs/batches.md). */
     headerPriority: HeaderPriority;
@@ -73,7 +89,7 @@ export interface Config {
   webhooks: {
     allowLoopback: boolean;
     caFile: string | null;
-    /** Run the delivery loop in this process (`false`: `npm run worker` delivers). */
+    /** Run the delivery loop in this process (WEBHOOK_DELIVERY; always off with ONS_ROLE=api). */
     deliveryInProcess: boolean;
   };
   ebus: {
@@ -103,6 +119,9 @@ export interface AnchorConfig {
 }
 
 type Env = Record<string, string | undefined>;
+
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
 
 /**
  * The batch header thread's scheduling: `idle` (Linux SCHED_IDLE: it runs only on a core
@@ -248,7 +267,17 @@ const DAY_SECONDS = 24 * 60 * 60;
 /** The repository's console/dist, wherever the process was started from. */
 const DEFAULT_CONSOLE_DIR = path.resolve(import.meta.dirname, '..', 'console', 'dist');
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * `role` set by the entry point (`npm run worker` is the worker role whatever ONS_ROLE says).
+ */
+export interface ConfigOverrides {
+  role?: Role;
+}
+
+export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = {}): Config {
+  const role = overrides.role ?? oneOf(env, 'ONS_ROLE', ROLES, 'all');
+  const servesApi = role !== 'worker';
+  const runsLoops = role !== 'api';
   const port = int(env, 'PORT', 8080, 0, 65535);
   const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
   const publicUrl = str(env, 'PUBLIC_URL', `http://localhost:${port}`).replace(/\/+$/, '');
@@ -261,17 +290,23 @@ export function loadConfig(env: Env = process.env): Config {
     // Node refuses a server whose headers may take longer than the whole request.
     throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
-  if (workers > 1 && rateLimited && !optional(env, 'REDIS_URL')) {
-    // Each process would count only the requests it happens to receive.
+  const allowMemoryMulti = bool(env, 'RATE_LIMIT_ALLOW_MEMORY_MULTI', false);
+  if (servesApi && workers > 1 && rateLimited && !optional(env, 'REDIS_URL') && !allowMemoryMulti) {
+    // Each API process would count only the requests it happens to receive: a client gets
+    // WORKERS times its limit. (API processes started apart, on one host or many, cannot be
+    // seen from here: docs/self-hosting.md, "Roles".)
     throw new ConfigError(
-      'WORKERS > 1 needs REDIS_URL so the processes share rate-limit counts (or RATE_LIMIT_ENABLED=false)',
+      `WORKERS=${workers} runs ${workers} API processes, and the memory rate-limit store counts in each alone: ` +
+        'set REDIS_URL so they share rate-limit counts (or RATE_LIMIT_ALLOW_MEMORY_MULTI=true to accept per-process limits, or RATE_LIMIT_ENABLED=false)',
     );
   }
   return {
+    role,
     port,
     host: str(env, 'HOST', '0.0.0.0'),
     dataDir,
     databaseUrl: optional(env, 'DATABASE_URL'),
+    pgBinDir: optional(env, 'PG_BIN_DIR'),
     publicUrl,
     consoleDir: path.resolve(str(env, 'CONSOLE_DIR', DEFAULT_CONSOLE_DIR)),
     logLevel: str(env, 'LOG_LEVEL', 'info'),
@@ -292,6 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),
     rateLimits: {
       enabled: rateLimited,
+      allowMemoryMulti,
       defaultPerMinute: int(env, 'RATE_LIMIT_DEFAULT_PER_MINUTE', 1200, 1),
       defaultPerSecond: int(env, 'RATE_LIMIT_DEFAULT_PER_SECOND', 100, 1),
       anonymousPerMinute: int(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 6000, 1),
@@ -340,7 +376,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxSeconds: int(env, 'BATCH_MAX_SECONDS', 10, 1),
       challengeWindowSeconds: int(env, 'BATCH_CHALLENGE_WINDOW_SECONDS', 3600, 0),
       enabled: bool(env, 'BATCHES_ENABLED', true),
-      sealerInProcess: bool(env, 'BATCH_SEALER', true),
+      sealerInProcess: runsLoops && bool(env, 'BATCH_SEALER', true),
       headerPriority: oneOf(env, 'BATCH_HEADER_PRIORITY', HEADER_PRIORITIES, 'idle'),
       proveDelayMs: int(env, 'BATCH_PROVE_DELAY_MS', 3_000, 0, 600_000),
     },
@@ -348,7 +384,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
       caFile: optional(env, 'WEBHOOK_CA_FILE'),
-      deliveryInProcess: bool(env, 'WEBHOOK_DELIVERY', true),
+      deliveryInProcess: runsLoops && bool(env, 'WEBHOOK_DELIVERY', true),
     },
     ebus: {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 1, 0, 1000),

@@ -34,6 +34,7 @@ import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
 import { createBatches, type Batches } from './modules/batches/wiring.js';
 import { composeHooks } from './modules/ebus/hooks.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
+import { Readiness } from './modules/health/service.js';
 
 export interface BaseDeps {
   config: Config;
@@ -50,6 +51,8 @@ export interface Container extends BaseDeps {
   verifiers: CredentialVerifiers;
   sender: MessageSender;
   rateLimitStore: RateLimitStore;
+  /** What /readyz checks: PostgreSQL, and Redis and the chain when configured and used here. */
+  readiness: Readiness;
   rateLimiter: RateLimiter;
   identity: Identity;
   wallets: WalletService;
@@ -82,11 +85,12 @@ export interface Container extends BaseDeps {
 async function createRateLimitStore(
   redisUrl: string | null,
   logger: Logger,
-): Promise<RateLimitStore> {
-  if (!redisUrl) return new MemoryStore();
+): Promise<{ store: RateLimitStore; redisReady: (() => boolean) | null }> {
+  if (!redisUrl) return { store: new MemoryStore(), redisReady: null };
   const redis = new RedisStore(redisUrl);
   await redis.connected(2_000);
-  return new FallbackStore(redis, new MemoryStore(), logger);
+  const store = new FallbackStore(redis, new MemoryStore(), logger);
+  return { store, redisReady: () => store.sharedReady };
 }
 
 export async function createContainer(deps: BaseDeps): Promise<Container> {
@@ -96,7 +100,16 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens, config.sessions);
   const sender = createSender(db, clock, deps.logger, config.smtp);
-  const rateLimitStore = await createRateLimitStore(config.redisUrl, deps.logger);
+  const { store: rateLimitStore, redisReady } = await createRateLimitStore(
+    config.redisUrl,
+    deps.logger,
+  );
+  const readiness = new Readiness({
+    db,
+    redis: redisReady,
+    // The chain is this process's dependency only where the sealer (which anchors) runs.
+    chainRpcUrl: config.anchor && config.batches.sealerInProcess ? config.anchor.rpcUrl : null,
+  });
   const rateLimiter = new RateLimiter(rateLimitStore);
   // Identity runs one way (docs/architecture.md): sign-in builds on the wallets' accounts, and
   // wallets reach sessions only through the port they declare, which sign-in implements.
@@ -203,6 +216,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     identity,
     wallets,
     rateLimitStore,
+    readiness,
     rateLimiter,
     workers,
     organizations,

@@ -22,7 +22,7 @@ import { registerBatchRoutes } from './modules/batches/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
-  registerHealthRoutes(app, c.db);
+  registerHealthRoutes(app, c.readiness);
   registerJwksRoute(app, c.tokens);
   registerAuthRoutes(app, c.identity);
   registerAuthWalletRoutes(app, c.identity);

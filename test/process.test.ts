@@ -4,7 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonLinesOf } from './helpers/processes.js';
+import { builtEntry, jsonLinesOf } from './helpers/processes.js';
 import { startTestService } from './helpers/service.js';
 
 async function freePort(): Promise<number> {
@@ -47,7 +47,7 @@ async function startMain(
     ...extraEnv,
   };
   delete env.DATABASE_URL;
-  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+  const child = spawn(process.execPath, builtEntry('main.js'), {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -144,21 +144,13 @@ describe('process lifecycle', () => {
     dirs.push(dataDir);
     const port = await freePort();
     const started = await startMain(dataDir, port, { WORKERS: '2', RATE_LIMIT_ENABLED: 'false' });
-    // tsx runs node as its child: the primary is the grandchild of the spawned process.
-    const primary = async () => {
-      for (const pid of await childrenOf(started.child.pid!)) {
-        if ((await childrenOf(pid)).length >= 2) return pid;
-      }
-      return null;
-    };
+    // The spawned process (plain node on the built main.js) is the primary.
     const workersOf = async () => {
-      const p = await primary();
-      if (p === null) return [];
-      const kids = await childrenOf(p);
+      const kids = await childrenOf(started.child.pid!);
       const out: number[] = [];
       for (const k of kids) {
         const cmd = await readFile(`/proc/${k}/cmdline`, 'utf8').catch(() => '');
-        if (cmd.includes('main.ts')) out.push(k);
+        if (cmd.includes('main.js')) out.push(k);
       }
       return out;
     };

@@ -4,6 +4,7 @@ import { readOutbox } from '../modules/notify/sender.js';
 import { asIso } from '../db/values.js';
 import { withCliDatabase } from './database.js';
 import { DEPOSITS_USAGE, DepositUsageError, runDepositsCommand } from '../modules/deposits/cli.js';
+import { backup, BackupError, restore, type BackupMethod } from './backup.js';
 
 /**
  * The operator command: `npm run ons -- <command> [options]`. Each command prints JSON
@@ -13,7 +14,26 @@ type Command = (args: string[]) => Promise<void>;
 
 const USAGE = `usage: npm run ons -- <command>
   outbox --to <email|phone>    messages the default sender stored for that address, newest first
-${DEPOSITS_USAGE}`;
+${DEPOSITS_USAGE}
+  backup FILE [--method auto|pg_dump|builtin]
+                               the database (one snapshot) and the stored files, into FILE
+  restore FILE                 a backup into an empty database (a new DATA_DIR, or an empty
+                               database in DATABASE_URL), then this release's migrations`;
+
+const METHODS: readonly BackupMethod[] = ['auto', 'pg_dump', 'builtin'];
+
+/** Runs a backup command; a BackupError is the operator's to fix (exit 1, its message). */
+async function backupCommand(fn: () => Promise<unknown>) {
+  try {
+    console.log(JSON.stringify(await fn()));
+  } catch (err) {
+    if (err instanceof BackupError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
 
 const commands: Record<string, Command> = {
   async outbox(args) {
@@ -46,6 +66,24 @@ const commands: Record<string, Command> = {
       }
     });
     console.log(line);
+  },
+  async backup(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { method: { type: 'string', default: 'auto' } },
+    });
+    if (positionals.length !== 1) throw new UsageError('backup needs one FILE');
+    const method = values.method as BackupMethod;
+    if (!METHODS.includes(method)) {
+      throw new UsageError(`--method must be one of ${METHODS.join(', ')}`);
+    }
+    await backupCommand(() => backup(loadConfig(), positionals[0]!, method));
+  },
+  async restore(args) {
+    const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+    if (positionals.length !== 1) throw new UsageError('restore needs one FILE');
+    await backupCommand(() => restore(loadConfig(), positionals[0]!));
   },
 };
 

@@ -10,12 +10,24 @@ export interface MigrationResult {
   applied: string[];
 }
 
+/** The versions of this release's migrations (file names without `.sql`), in order. */
+export async function migrationVersions(): Promise<string[]> {
+  return (await readdir(MIGRATIONS_DIR))
+    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+    .sort()
+    .map((f) => f.replace(/\.sql$/, ''));
+}
+
 /**
  * Applies the numbered SQL files in src/db/migrations that the database has not seen,
  * each in its own transaction, under an advisory lock so concurrent starts are safe.
+ * `only`: just those versions (a restore rebuilds the schema a backup was taken at).
  */
-export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
+export async function migrate(
+  pool: pg.Pool,
+  opts: { only?: ReadonlySet<string> } = {},
+): Promise<MigrationResult> {
+  const files = (await migrationVersions()).map((v) => `${v}.sql`);
   const client = await pool.connect();
   const applied: string[] = [];
   try {
@@ -30,7 +42,7 @@ export async function migrate(pool: pg.Pool): Promise<MigrationResult> {
     const done = new Set(rows.map((r) => r.version));
     for (const file of files) {
       const version = file.replace(/\.sql$/, '');
-      if (done.has(version)) continue;
+      if (done.has(version) || (opts.only && !opts.only.has(version))) continue;
       const text = await readFile(MIGRATIONS_DIR + file, 'utf8');
       await client.query('BEGIN');
       try {

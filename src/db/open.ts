@@ -1,5 +1,12 @@
+import path from 'node:path';
 import type { Config } from '../config.js';
-import { startEmbedded, type EmbeddedServer, type RestartOptions } from './embedded.js';
+import {
+  embeddedUrl,
+  findRunning,
+  startEmbedded,
+  type EmbeddedServer,
+  type RestartOptions,
+} from './embedded.js';
 import { migrate } from './migrate.js';
 import { createDatabase, type Database } from './pool.js';
 
@@ -11,18 +18,33 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
+export interface OpenOptions {
+  /**
+   * Without DATABASE_URL, use the embedded server another process (a service) already runs
+   * on DATA_DIR, found through its postmaster.pid, before starting one (a worker beside it).
+   */
+  attachToRunning?: boolean;
+}
+
 /**
  * `DATABASE_URL` set → that server; unset → an embedded PostgreSQL in DATA_DIR/postgres,
- * restarted if it dies when `restart` is given. Either way the migrations run before
+ * restarted if it dies when `restart` is given (or, with `attachToRunning`, the one another
+ * process runs there, which that process owns). Either way the migrations run before
  * anything else touches the database.
  */
 export async function openDatabase(
   config: Config,
   log: (msg: string) => void = () => undefined,
   restart?: RestartOptions,
+  options: OpenOptions = {},
 ): Promise<OpenedDatabase> {
-  const embedded = config.databaseUrl ? null : await startEmbedded(config.dataDir, log, restart);
-  const url = config.databaseUrl ?? embedded!.url;
+  let url = config.databaseUrl;
+  if (!url && options.attachToRunning) {
+    const running = await findRunning(path.join(config.dataDir, 'postgres'));
+    if (running) url = await embeddedUrl(config.dataDir, running.port);
+  }
+  const embedded = url ? null : await startEmbedded(config.dataDir, log, restart);
+  url ??= embedded!.url;
   const database = createDatabase(url, config.dbPoolSize);
   try {
     const { applied } = await migrate(database.pool);

@@ -73,6 +73,15 @@ export class TestRedis {
   }
 }
 
+/**
+ * The arguments for `node` that run one of the built entry points (`main.js`, `worker.js`,
+ * `cli/ons.js` in dist/, made by test/build-setup.ts before the tests), as `npm start` does:
+ * plain node, no TypeScript loader, stack traces mapped to the .ts lines.
+ */
+export function builtEntry(file: string): string[] {
+  return ['--enable-source-maps', path.resolve('dist', file)];
+}
+
 export interface ServiceProcess {
   url: string;
   child: ChildProcess;
@@ -102,12 +111,13 @@ export function jsonLinesOf(stream: Readable): Record<string, unknown>[] {
 }
 
 /**
- * `src/main.ts` in a process of its own on 127.0.0.1, on an existing database, ready when
- * `/readyz` answers 200. Stopped with SIGTERM (SIGKILL after 10 s) by its pid.
+ * The built service (dist/main.js) in a process of its own on 127.0.0.1, on an existing
+ * database, ready when `/readyz` answers 200. Stopped with SIGTERM (SIGKILL after 10 s) by
+ * its pid.
  */
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(path.resolve('node_modules/.bin/tsx'), ['src/main.ts'], {
+  const child = spawn(process.execPath, builtEntry('main.js'), {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -137,17 +147,19 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
 }
 
 /**
- * `src/main.ts` run by node itself (so a SIGKILL reaches the service, not a wrapper) on the
+ * The built service (dist/main.js) run by node itself (so a SIGKILL reaches the service) on the
  * database of `base`, a test service that made the fixtures (tokens and signed texts match its
- * PUBLIC_URL and NETWORK_ID); ready when `/readyz` answers 200.
+ * PUBLIC_URL and NETWORK_ID); ready when `/readyz` answers 200. `entry` 'worker.js' is
+ * `npm run worker`.
  */
 export async function spawnService(
   base: { config: { databaseUrl: string | null; publicUrl: string; networkId: string } },
   env: Record<string, string> = {},
   port?: number,
+  entry: 'main.js' | 'worker.js' = 'main.js',
 ): Promise<{ url: string; port: number; child: ChildProcess }> {
   const p = port ?? (await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, builtEntry(entry), {
     env: {
       ...process.env,
       DATABASE_URL: base.config.databaseUrl!,

@@ -29,6 +29,11 @@ export class FallbackStore implements RateLimitStore {
     private readonly log: Log,
   ) {}
 
+  /** Whether the shared store is connected now (for /readyz: degraded while it is not). */
+  get sharedReady(): boolean {
+    return this.shared.ready;
+  }
+
   private sharedUsable(): boolean {
     if (!this.shared.ready || Date.now() < this.retryAt) {
       this.toMemory(null);

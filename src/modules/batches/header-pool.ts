@@ -50,6 +50,15 @@ const CLOSE_WAIT_MS = 2_000;
  * inline; an error in a header itself (or in the thread's read) is the caller's, as it would
  * be inline.
  */
+/**
+ * The thread's entry: run from the sources (tsx, the tests) it is the .mjs that registers
+ * the TypeScript loader a thread does not inherit; built (dist/, `npm run build`) it is the
+ * thread's own compiled JavaScript, and no loader is needed.
+ */
+const HEADER_THREAD = import.meta.url.endsWith('.ts')
+  ? './header-thread.mjs'
+  : './header-thread.js';
+
 export class HeaderPool {
   private worker: Worker | null = null;
   private broken = false;
@@ -111,7 +120,7 @@ export class HeaderPool {
   private thread(): Worker | null {
     if (this.worker) return this.worker;
     try {
-      const w = new Worker(new URL('./header-thread.mjs', import.meta.url), {
+      const w = new Worker(new URL(HEADER_THREAD, import.meta.url), {
         workerData: { databaseUrl: this.databaseUrl ?? null, priority: this.priority },
       });
       this.started = new Promise((resolve) => (this.onStarted = resolve));

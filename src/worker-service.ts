@@ -1,0 +1,89 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { BaseDeps } from './container.js';
+import type { App } from './http/app.js';
+import { errorHandler } from './http/errors.js';
+import { registerMetrics } from './http/metrics.js';
+import { serverOptions } from './http/server-options.js';
+import { Code } from './lib/errors.js';
+import { createBatches } from './modules/batches/wiring.js';
+import { registerHealthRoutes } from './modules/health/routes.js';
+import { Readiness } from './modules/health/service.js';
+import { createWebhooks } from './modules/webhooks/wiring.js';
+import { BatchSealerWorker } from './workers/batch-sealer.js';
+import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
+
+/** A process's HTTP server and its background loops, as src/run.ts starts and stops them. */
+export interface RunningService {
+  app: App;
+  startWorkers(): void;
+  /** Stops the loops (what they hold in hand finishes first), then the HTTP server. */
+  close(): Promise<void>;
+}
+
+/**
+ * The worker role (ONS_ROLE=worker, `npm run worker`): the background loops and nothing of
+ * the API. It runs the webhook delivery loop (unless WEBHOOK_DELIVERY=false) and the batch
+ * sealer, which proves and anchors (unless BATCH_SEALER=false); any number of workers may
+ * share a database with any number of API processes: delivery claims never overlap, and one
+ * sealer acts at a time under its advisory lock. Its HTTP server answers only /healthz,
+ * /readyz and /metrics, for the orchestrator and Prometheus (docs/self-hosting.md, "Roles").
+ */
+export async function createWorkerService(deps: BaseDeps): Promise<RunningService> {
+  const { config, database, clock, logger } = deps;
+  const webhooks = createWebhooks({ db: database.db, clock, config, logger });
+  const delivery = new WebhookDeliveryWorker(webhooks.runner, logger);
+  const batches = await createBatches({
+    db: database.db,
+    clock,
+    config,
+    logger,
+    databaseUrl: database.url,
+  });
+  const sealer = new BatchSealerWorker(batches.sealer, logger);
+  const readiness = new Readiness({
+    db: database.db,
+    redis: null,
+    chainRpcUrl: config.anchor && config.batches.sealerInProcess ? config.anchor.rpcUrl : null,
+  });
+
+  const loggerInstance: FastifyBaseLogger = logger;
+  const app: App = Fastify({
+    ...serverOptions(config.http),
+    loggerInstance,
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) =>
+    reply.status(404).send({
+      code: Code.NOT_FOUND,
+      message: `no route ${req.method} ${req.url.split('?')[0]} (a worker answers only /healthz, /readyz and /metrics)`,
+    }),
+  );
+  registerMetrics(app, database.pool);
+  registerHealthRoutes(app, readiness);
+
+  let started = false;
+  return {
+    app,
+    startWorkers() {
+      if (started) return;
+      started = true;
+      if (config.webhooks.deliveryInProcess) delivery.start();
+      if (config.batches.sealerInProcess) sealer.start();
+      logger.info(
+        {
+          webhookDelivery: config.webhooks.deliveryInProcess,
+          batchSealer: config.batches.sealerInProcess,
+        },
+        'worker loops started',
+      );
+    },
+    async close() {
+      await Promise.all([delivery.stop(), sealer.stop()]);
+      await batches.close();
+      await webhooks.client.close();
+      await app.close();
+    },
+  };
+}
