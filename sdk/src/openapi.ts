@@ -93,7 +93,12 @@ export interface paths {
           };
           content: {
             'application/json': {
-              status: string;
+              status: 'ready' | 'degraded' | 'unavailable';
+              checks: {
+                database: 'ok' | 'unavailable';
+                redis?: 'ok' | 'unavailable';
+                chain?: 'ok' | 'unavailable';
+              };
             };
           };
         };
@@ -104,7 +109,12 @@ export interface paths {
           };
           content: {
             'application/json': {
-              status: string;
+              status: 'ready' | 'degraded' | 'unavailable';
+              checks: {
+                database: 'ok' | 'unavailable';
+                redis?: 'ok' | 'unavailable';
+                chain?: 'ok' | 'unavailable';
+              };
             };
           };
         };
