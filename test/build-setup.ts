@@ -1,22 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestMs } from './console/build-setup.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-/** The newest modification time under these paths (files and folders, recursively). */
-function newestMs(paths: string[]): number {
-  let newest = 0;
-  const walk = (p: string) => {
-    if (!existsSync(p)) return;
-    const st = statSync(p);
-    newest = Math.max(newest, st.mtimeMs);
-    if (st.isDirectory()) for (const e of readdirSync(p)) walk(path.join(p, e));
-  };
-  paths.forEach(walk);
-  return newest;
-}
 
 /**
  * The tests that start the service as a process of its own run the built files

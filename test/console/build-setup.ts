@@ -8,7 +8,7 @@ export const CONSOLE_DIST = path.join(ROOT, 'console', 'dist');
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** The newest modification time under these paths (files and folders, recursively). */
-function newestMs(paths: string[]): number {
+export function newestMs(paths: string[]): number {
   let newest = 0;
   const walk = (p: string) => {
     if (!existsSync(p)) return;
