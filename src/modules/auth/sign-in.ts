@@ -13,7 +13,7 @@ export class SignIn {
 
   /**
    * Chooses the context (`Accounts.enterOrganization`; `admitted`: a caller's grant that
-   * passed its ceiling, src/lib/grants.ts) and opens a session: the token response of design.md §4.
+   * passed its ceiling, src/lib/grants.ts) and opens a session: the token response of docs/auth.md.
    */
   async complete(
     tx: Executor,

@@ -41,7 +41,7 @@ export interface HeaderInput extends HeaderRequest {
 }
 
 /**
- * A sealed batch's header (design.md §6) with its hash and content CID, and the ids of the
+ * A sealed batch's header (docs/batches.md) with its hash and content CID, and the ids of the
  * actions it sealed as private (in execution order): `batches.private_actions`, so that the
  * content is served as it was hashed whatever the objects' visibility later becomes.
  */
