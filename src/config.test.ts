@@ -165,6 +165,78 @@ describe('config', () => {
   });
 });
 
+describe('trace settings', () => {
+  it('leave tracing off unless OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
+    expect(loadConfig({}).tracing).toBeNull();
+    expect(
+      loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER_ARG: '0.5' }).tracing,
+    ).toBeNull();
+  });
+
+  it('turn tracing on with the endpoint: every trace, service ons, headers decoded', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({
+      endpoint: 'http://collector:4318',
+      exporterHeaders: {},
+      serviceName: 'ons',
+      sampleRatio: 1,
+    });
+    const t = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com/otlp',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D%3D, tenant=ons',
+      OTEL_SERVICE_NAME: 'ons-eu',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    }).tracing;
+    expect(t).toEqual({
+      endpoint: 'https://otel.example.com/otlp',
+      exporterHeaders: { 'x-api-key': 'abc==', tenant: 'ons' },
+      serviceName: 'ons-eu',
+      sampleRatio: 0.25,
+    });
+  });
+
+  it('refuse a bad endpoint, ratio or header list, never quoting a header value', () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
+    for (const ratio of ['1.5', '-0.1', 'half', '1e-3']) {
+      expect(() => loadConfig({ ...on, OTEL_TRACES_SAMPLER_ARG: ratio })).toThrow(
+        /OTEL_TRACES_SAMPLER_ARG/,
+      );
+    }
+    for (const headers of [
+      'secret-value',
+      '=secret-value',
+      'bad key=secret-value',
+      'k=%zzsecret-value',
+    ]) {
+      let message = '';
+      try {
+        loadConfig({ ...on, OTEL_EXPORTER_OTLP_HEADERS: headers });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/OTEL_EXPORTER_OTLP_HEADERS/);
+      expect(message).not.toContain('secret-value');
+    }
+  });
+
+  it('never log the collector headers, wherever the config is logged', () => {
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer collector-key',
+    });
+    let out = '';
+    const logger = createLogger('info', { write: (s: string) => void (out += s) });
+    logger.info({ config }, 'config');
+    logger.info(config, 'config at the top');
+    logger.info(config.tracing!, 'tracing at the top');
+    expect(out.split('\n').filter(Boolean)).toHaveLength(3);
+    expect(out).not.toContain('collector-key');
+    expect(out).toContain('[Redacted]');
+  });
+});
+
 describe('anchoring settings', () => {
   const key = `0x${'4c'.repeat(32)}`;
   const url = 'https://rpc.example.com/v2/provider-api-key';

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { isTimestamp } from './lib/timestamp.js';
 
 /**
- * The only reader of process.env (design.md §2). Parsed once at start; a bad value fails
- * fast with a message naming the variable. Every variable is listed in README.md.
+ * The only reader of process.env (docs/architecture.md, "Architecture"). Parsed once at start; a
+ * bad value fails fast with a message naming the variable. Every variable is listed in README.md.
  */
 export interface Config {
   /**
@@ -86,12 +86,23 @@ export interface Config {
   };
   /** Posting proven batches' commitments to an EVM chain (docs/anchoring.md); null: off. */
   anchor: AnchorConfig | null;
+  /** The transparency log (docs/log.md). */
+  log: {
+    /** LOG_SIGNING_KEY: the Ed25519 seed's 32 bytes, hex; null: made and kept in the database. */
+    signingKey: string | null;
+    /** LOG_ORIGIN: the checkpoints' origin line and key name (default: PUBLIC_URL's host). */
+    origin: string;
+    /** LOG_WITNESSES: `<witness verifier key>=<url>`, comma-separated (checked at start). */
+    witnesses: string;
+  };
   webhooks: {
     allowLoopback: boolean;
     caFile: string | null;
     /** Run the delivery loop in this process (WEBHOOK_DELIVERY; always off with ONS_ROLE=api). */
     deliveryInProcess: boolean;
   };
+  /** OpenTelemetry traces (docs/self-hosting.md, "Traces"); null: off (the default). */
+  tracing: TracingConfig | null;
   ebus: {
     groupWaitMs: number;
     maxGroup: number;
@@ -107,6 +118,17 @@ export interface S3Config {
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
+}
+
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's OTLP/HTTP base URL (`/v1/traces` is added). */
+  endpoint: string;
+  /** OTEL_EXPORTER_OTLP_HEADERS (`key=value,…`): sent with each export; may hold a key, never logged. */
+  exporterHeaders: Record<string, string>;
+  /** OTEL_SERVICE_NAME, default `ons`. */
+  serviceName: string;
+  /** OTEL_TRACES_SAMPLER_ARG: the share of new traces recorded, 0–1 (default 1). */
+  sampleRatio: number;
 }
 
 export interface AnchorConfig {
@@ -233,6 +255,30 @@ function anchor(env: Env): AnchorConfig | null {
   return { rpcUrl, privateKey: key.toLowerCase() as `0x${string}`, confirmations };
 }
 
+/** LOG_SIGNING_KEY: 32 bytes as 64 hex digits (0x optional) or base64; never quoted. */
+function logSigningKey(env: Env): string | null {
+  const raw = optional(env, 'LOG_SIGNING_KEY');
+  if (raw === null) return null;
+  const hex = raw.replace(/^0x/, '');
+  if (/^[0-9a-fA-F]{64}$/.test(hex)) return hex.toLowerCase();
+  const bytes = Buffer.from(raw, 'base64');
+  if (bytes.length === 32 && /^[A-Za-z0-9+/]{43}=?$/.test(raw)) return bytes.toString('hex');
+  throw new ConfigError(
+    'LOG_SIGNING_KEY must be a 32-byte Ed25519 seed: 64 hex digits or base64 (value not shown)',
+  );
+}
+
+/** LOG_ORIGIN, else PUBLIC_URL without its scheme (e.g. `localhost:8080`). */
+function logOrigin(env: Env, publicUrl: string): string {
+  const origin = str(env, 'LOG_ORIGIN', publicUrl.replace(/^[a-z]+:\/\//i, ''));
+  if (!/^[\x21-\x7e]+$/.test(origin) || origin.includes('+')) {
+    throw new ConfigError(
+      `LOG_ORIGIN must be printable ASCII without spaces or "+", got "${origin}"`,
+    );
+  }
+  return origin;
+}
+
 /**
  * Origins allowed in passkey ceremonies. WebAuthn only lets an origin whose host is the RP
  * id or a subdomain of it use that RP id, so any other origin could never work: refused at
@@ -260,6 +306,55 @@ function webauthnOrigins(env: Env, port: number): string[] {
     }
   }
   return origins;
+}
+
+/**
+ * Traces: on when OTEL_EXPORTER_OTLP_ENDPOINT is set. The exporter's own OTEL_EXPORTER_OTLP_*
+ * settings (timeout, compression, certificates) are read by the exporter itself.
+ */
+function tracingConfig(env: Env): TracingConfig | null {
+  const endpoint = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpoint === null) return null;
+  let protocol = '';
+  try {
+    protocol = new URL(endpoint).protocol;
+  } catch {
+    // refused below
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL');
+  }
+  const exporterHeaders: Record<string, string> = {};
+  for (const pair of list(env, 'OTEL_EXPORTER_OTLP_HEADERS', [])) {
+    const eq = pair.indexOf('=');
+    const key = eq > 0 ? pair.slice(0, eq).trim() : '';
+    let value: string | null = null;
+    try {
+      value = eq > 0 ? decodeURIComponent(pair.slice(eq + 1).trim()) : null;
+    } catch {
+      // refused below
+    }
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(key) || value === null) {
+      // The value is not quoted: it may be a key.
+      throw new ConfigError(
+        'OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs separated by commas (value not shown)',
+      );
+    }
+    exporterHeaders[key] = value;
+  }
+  const rawRatio = str(env, 'OTEL_TRACES_SAMPLER_ARG', '1');
+  const sampleRatio = Number(rawRatio);
+  if (!/^\d+(\.\d+)?$/.test(rawRatio) || !(sampleRatio >= 0 && sampleRatio <= 1)) {
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "${rawRatio}"`,
+    );
+  }
+  return {
+    endpoint,
+    exporterHeaders,
+    serviceName: str(env, 'OTEL_SERVICE_NAME', 'ons'),
+    sampleRatio,
+  };
 }
 
 const DAY_SECONDS = 24 * 60 * 60;
@@ -381,11 +476,17 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       proveDelayMs: int(env, 'BATCH_PROVE_DELAY_MS', 3_000, 0, 600_000),
     },
     anchor: anchor(env),
+    log: {
+      signingKey: logSigningKey(env),
+      origin: logOrigin(env, publicUrl),
+      witnesses: str(env, 'LOG_WITNESSES', ''),
+    },
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
       caFile: optional(env, 'WEBHOOK_CA_FILE'),
       deliveryInProcess: runsLoops && bool(env, 'WEBHOOK_DELIVERY', true),
     },
+    tracing: tracingConfig(env),
     ebus: {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 1, 0, 1000),
       maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),

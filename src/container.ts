@@ -17,24 +17,32 @@ import { FallbackStore } from './http/rate-limit/fallback-store.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import { BalanceService } from './modules/balance/service.js';
 import { DepositService } from './modules/deposits/service.js';
+import { organizationMembers, walletMemberships } from './modules/members/index.js';
 import { MemberService } from './modules/members/service.js';
 import { OrganizationService } from './modules/organizations/service.js';
 import { SupportService } from './modules/support/service.js';
 import { IndexerService } from './modules/indexer/service.js';
+import { objectVisibility } from './modules/objects/index.js';
 import { ObjectService } from './modules/objects/service.js';
 import { createBlobStore } from './modules/storage/create-store.js';
 import { StorageService } from './modules/storage/service.js';
 import { TemplateService } from './modules/templates/service.js';
 import { createEbus, type Ebus } from './modules/ebus/wiring.js';
+import { PolicyService } from './modules/policies/service.js';
+import { LowBalanceNotifier } from './modules/balance/low-balance.js';
+import { PolicyStates } from './modules/policies/states.js';
 import { LastUsedRecorder } from './modules/api-keys/last-used.js';
 import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
 import { createWebhooks, type Webhooks } from './modules/webhooks/wiring.js';
 import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
 import { createBatches, type Batches } from './modules/batches/wiring.js';
+import { createLog } from './modules/log/wiring.js';
+import type { LogService } from './modules/log/service.js';
 import { composeHooks } from './modules/ebus/hooks.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
 import { Readiness } from './modules/health/service.js';
+import { IdempotencyService, IdempotencySweeper } from './modules/idempotency/index.js';
 
 export interface BaseDeps {
   config: Config;
@@ -62,6 +70,9 @@ export interface Container extends BaseDeps {
   indexer: IndexerService;
   ebus: Ebus;
   apiKeys: ApiKeyService;
+  policies: PolicyService;
+  /** Emails owners and admins when a balance falls below its threshold (a worker too). */
+  lowBalance: LowBalanceNotifier;
   apiKeyVerifier: ApiKeyVerifier;
   apiKeyLastUsed: LastUsedRecorder;
   workers: Worker[];
@@ -70,10 +81,14 @@ export interface Container extends BaseDeps {
   balance: BalanceService;
   deposits: DepositService;
   support: SupportService;
+  /** Idempotency keys of creating POSTs (src/http/idempotency/hook.ts). */
+  idempotency: IdempotencyService;
   webhooks: Webhooks;
   /** The delivery loop; started with the other workers when WEBHOOK_DELIVERY is on. */
   webhookWorker: WebhookDeliveryWorker;
   batches: Batches;
+  /** The transparency log (docs/log.md). */
+  log: LogService;
   /** The batch pipeline's loop; started with the other workers when BATCH_SEALER is on. */
   batchWorker: BatchSealerWorker;
 }
@@ -113,7 +128,11 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const rateLimiter = new RateLimiter(rateLimitStore);
   // Identity runs one way (docs/architecture.md): sign-in builds on the wallets' accounts, and
   // wallets reach sessions only through the port they declare, which sign-in implements.
-  const accounts = new Accounts(clock, new AddressNotices(db, clock, sender, deps.logger));
+  const accounts = new Accounts(
+    clock,
+    new AddressNotices(db, clock, sender, deps.logger),
+    walletMemberships,
+  );
   const apiKeyLastUsed = new LastUsedRecorder(db, deps.logger);
   const apiKeyVerifier = new ApiKeyVerifier(db, clock, apiKeyLastUsed);
   const identity = createIdentity({
@@ -127,7 +146,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKeys: { forget: (ids) => ids.forEach((id) => apiKeyVerifier.forget(id)) },
   });
   const wallets = new WalletService(db, clock, identity.sessions);
-  const templates = new TemplateService(db, clock);
+  const templates = new TemplateService(db, clock, objectVisibility);
   const objects = new ObjectService(db, preparedRows(database.pool));
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
@@ -142,7 +161,16 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     logger: deps.logger,
     databaseUrl: database.url,
   });
+  const log = await createLog({
+    db,
+    clock,
+    config,
+    logger: deps.logger,
+    leaves: batches.explorer,
+  });
+  batches.sealer.setLog(log);
   const batchWorker = new BatchSealerWorker(batches.sealer, deps.logger);
+  const policyStates = new PolicyStates(db);
   const ebus = createEbus({
     db,
     pool: database.pool,
@@ -152,8 +180,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     hooks: composeHooks(batches.hook, webhooks.hook),
     batchSizes: batches.sizes,
     batchPublicKey: batches.publicKey,
+    policies: policyStates,
+    log: log.network(),
   });
+  const policies = new PolicyService(db, clock, policyStates);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
+  const idempotency = new IdempotencyService(db, clock);
+  const sweeper = new IdempotencySweeper(db, clock, deps.logger);
   const workers: Worker[] = [
     {
       name: 'ebus-committer',
@@ -164,6 +197,14 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       },
     },
     apiKeyLastUsed,
+    {
+      name: sweeper.name,
+      // Where the background loops run (the `all` role here; worker-service.ts for `worker`).
+      start: () => {
+        if (config.role !== 'api') sweeper.start();
+      },
+      stop: () => sweeper.stop(),
+    },
     {
       name: webhookWorker.name,
       start: () => {
@@ -181,6 +222,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       },
       stop: async () => {
         await batchWorker.stop();
+        await log.settled();
         await batches.close();
       },
     },
@@ -200,9 +242,22 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       apiKeyVerifier.forgetAll();
     },
   };
-  const organizations = new OrganizationService(db, clock, access);
+  const organizations = new OrganizationService(db, clock, access, organizationMembers);
   const members = new MemberService(db, clock, access, sender, config.publicUrl);
-  const balance = new BalanceService(db, clock);
+  const balance = new BalanceService(
+    db,
+    clock,
+    async () => ebus.fees.cachedTotalWei() ?? (await ebus.fees.totalWei()),
+  );
+  const lowBalance = new LowBalanceNotifier(db, clock, sender, deps.logger);
+  // Like every background loop, not in an API-only process (docs/self-hosting.md, "Roles").
+  workers.push({
+    name: lowBalance.name,
+    start: () => {
+      if (config.role !== 'api') lowBalance.start();
+    },
+    stop: () => lowBalance.stop(),
+  });
   const deposits = new DepositService(db, clock);
   const support = new SupportService(db, clock);
 
@@ -224,17 +279,21 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     balance,
     deposits,
     support,
+    idempotency,
     templates,
     objects,
     storage,
     indexer,
     ebus,
     apiKeys,
+    policies,
+    lowBalance,
     apiKeyVerifier,
     apiKeyLastUsed,
     webhooks,
     webhookWorker,
     batches,
+    log,
     batchWorker,
   };
 }

@@ -16,12 +16,18 @@ import { registerObjectRoutes } from './modules/objects/routes.js';
 import { registerStorageRoutes } from './modules/storage/routes.js';
 import { registerTemplateRoutes } from './modules/templates/routes.js';
 import { registerEbusRoutes } from './modules/ebus/routes.js';
+import { registerObjectActionRoutes } from './modules/ebus/object-routes.js';
 import { registerApiKeyRoutes } from './modules/api-keys/routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 import { registerBatchRoutes } from './modules/batches/routes.js';
+import { registerPolicyRoutes } from './modules/policies/routes.js';
+import { registerLogRoutes } from './modules/log/routes.js';
+import { registerIdempotency } from './http/idempotency/hook.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {
+  // First: its hooks apply to the routes that declare `config.idempotent`.
+  registerIdempotency(app, c.idempotency);
   registerHealthRoutes(app, c.readiness);
   registerJwksRoute(app, c.tokens);
   registerAuthRoutes(app, c.identity);
@@ -34,11 +40,14 @@ export function registerRoutes(app: App, c: Container) {
   registerDepositRoutes(app, c.deposits);
   registerSupportRoutes(app, c.support);
   registerTemplateRoutes(app, c.templates);
-  registerObjectRoutes(app, c.objects, c.ebus.service, c.config.publicListCacheMs);
+  registerObjectActionRoutes(app, c.ebus.service);
+  registerObjectRoutes(app, c.objects, c.config.publicListCacheMs);
   registerStorageRoutes(app, c.storage, c.config.storage.uploadLimitBytes);
   registerIndexerRoutes(app, c.indexer);
   registerEbusRoutes(app, c.ebus.service);
   registerApiKeyRoutes(app, c.apiKeys);
   registerWebhookRoutes(app, c.webhooks.service, c.webhooks.log);
   registerBatchRoutes(app, c.batches.explorer);
+  registerPolicyRoutes(app, c.policies);
+  registerLogRoutes(app, c.log);
 }

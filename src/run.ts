@@ -5,6 +5,7 @@ import type { RestartOptions } from './db/embedded.js';
 import { openDatabase } from './db/open.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
+import { startTracing, stopTracing } from './lib/tracing.js';
 import { createService } from './server.js';
 import { createWorkerService, type RunningService } from './worker-service.js';
 
@@ -27,6 +28,18 @@ export async function runProcess(overrides: ConfigOverrides = {}) {
   const logger = createLogger(config.logLevel);
   if (config.workers > 1 && cluster.isPrimary) return primary(config, logger);
 
+  // Before the database opens: its pool traces statements only if tracing is on by then.
+  if (config.tracing) {
+    await startTracing({ ...config.tracing, role: config.role });
+    logger.info(
+      // The origin only: a path or user part may carry the collector's key.
+      {
+        collector: new URL(config.tracing.endpoint).origin,
+        sampleRatio: config.tracing.sampleRatio,
+      },
+      'traces exported over OTLP/HTTP',
+    );
+  }
   const opened = await openDatabase(
     config,
     (m) => logger.debug({ postgres: m }),
@@ -40,6 +53,7 @@ export async function runProcess(overrides: ConfigOverrides = {}) {
   const deps = { config, database: opened.database, clock: systemClock, logger };
   const service: RunningService =
     config.role === 'worker' ? await createWorkerService(deps) : await createService(deps);
+  await service.warm();
   await service.app.listen({ port: config.port, host: config.host });
   service.startWorkers();
   logger.info({ role: config.role, port: config.port }, 'started');
@@ -47,6 +61,11 @@ export async function runProcess(overrides: ConfigOverrides = {}) {
   onSignals(logger, config, async () => {
     await service.close();
     await opened.close();
+    // The last spans (the shutdown's own statements included) go out before the exit; a
+    // collector that does not take them does not make the shutdown fail.
+    await stopTracing().catch((err: unknown) =>
+      logger.warn({ err }, 'could not send the last trace spans'),
+    );
   });
 }
 

@@ -1,11 +1,14 @@
 import { buildApp, routeTableOf, type App, type RouteEntry } from './http/app.js';
 import { createContainer, type BaseDeps, type Container } from './container.js';
 import { registerEbusMetrics } from './modules/ebus/metrics.js';
+import { queueMetrics } from './queue-metrics.js';
 import { registerRoutes } from './routes.js';
 
 export interface Service {
   app: App;
   container: Container;
+  /** Readies what the loops start lazily (the batch header thread) before the process serves. */
+  warm(): Promise<void>;
   startWorkers(): void;
   /** Every registered route with its declared auth and permission. */
   routeTable(): RouteEntry[];
@@ -27,7 +30,15 @@ export async function createService(
     consoleDir: deps.config.consoleDir,
     verifiers: container.verifiers,
     pool: deps.database.pool,
-    metrics: [(registry) => registerEbusMetrics(registry, container.ebus.committer.stats)],
+    metrics: [
+      (registry) =>
+        registerEbusMetrics(
+          registry,
+          container.ebus.committer.stats,
+          () => container.ebus.committer.depth,
+        ),
+      ...queueMetrics({ db: container.db, clock: deps.clock, config: deps.config }),
+    ],
     trustProxy: deps.config.trustProxy,
     v2: { sunset: deps.config.v2Sunset, clock: deps.clock },
     rateLimit: deps.config.rateLimits.enabled
@@ -52,6 +63,9 @@ export async function createService(
   return {
     app,
     container,
+    async warm() {
+      if (container.config.batches.sealerInProcess) await container.batches.sealer.warm();
+    },
     startWorkers() {
       if (started) return;
       started = true;

@@ -7,8 +7,13 @@ import { registerMetrics } from './http/metrics.js';
 import { serverOptions } from './http/server-options.js';
 import { Code } from './lib/errors.js';
 import { createBatches } from './modules/batches/wiring.js';
+import { createLog } from './modules/log/wiring.js';
 import { registerHealthRoutes } from './modules/health/routes.js';
 import { Readiness } from './modules/health/service.js';
+import { queueMetrics } from './queue-metrics.js';
+import { IdempotencySweeper } from './modules/idempotency/index.js';
+import { LowBalanceNotifier } from './modules/balance/low-balance.js';
+import { createSender } from './modules/notify/sender.js';
 import { createWebhooks } from './modules/webhooks/wiring.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
 import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
@@ -16,6 +21,8 @@ import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
 /** A process's HTTP server and its background loops, as src/run.ts starts and stops them. */
 export interface RunningService {
   app: App;
+  /** Readies what the loops start lazily (the batch header thread) before the process serves. */
+  warm(): Promise<void>;
   startWorkers(): void;
   /** Stops the loops (what they hold in hand finishes first), then the HTTP server. */
   close(): Promise<void>;
@@ -24,7 +31,8 @@ export interface RunningService {
 /**
  * The worker role (ONS_ROLE=worker, `npm run worker`): the background loops and nothing of
  * the API. It runs the webhook delivery loop (unless WEBHOOK_DELIVERY=false) and the batch
- * sealer, which proves and anchors (unless BATCH_SEALER=false); any number of workers may
+ * sealer, which proves and anchors (unless BATCH_SEALER=false), and sweeps expired idempotency
+ * keys; any number of workers may
  * share a database with any number of API processes: delivery claims never overlap, and one
  * sealer acts at a time under its advisory lock. Its HTTP server answers only /healthz,
  * /readyz and /metrics, for the orchestrator and Prometheus (docs/self-hosting.md, "Roles").
@@ -40,7 +48,16 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
     logger,
     databaseUrl: database.url,
   });
+  const log = await createLog({ db: database.db, clock, config, logger, leaves: batches.explorer });
+  batches.sealer.setLog(log);
   const sealer = new BatchSealerWorker(batches.sealer, logger);
+  const sweeper = new IdempotencySweeper(database.db, clock, logger);
+  const lowBalance = new LowBalanceNotifier(
+    database.db,
+    clock,
+    createSender(database.db, clock, logger, config.smtp),
+    logger,
+  );
   const readiness = new Readiness({
     db: database.db,
     redis: null,
@@ -60,17 +77,22 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
       message: `no route ${req.method} ${req.url.split('?')[0]} (a worker answers only /healthz, /readyz and /metrics)`,
     }),
   );
-  registerMetrics(app, database.pool);
+  registerMetrics(app, database.pool, queueMetrics({ db: database.db, clock, config }));
   registerHealthRoutes(app, readiness);
 
   let started = false;
   return {
     app,
+    async warm() {
+      if (config.batches.sealerInProcess) await batches.sealer.warm();
+    },
     startWorkers() {
       if (started) return;
       started = true;
       if (config.webhooks.deliveryInProcess) delivery.start();
       if (config.batches.sealerInProcess) sealer.start();
+      sweeper.start();
+      lowBalance.start();
       logger.info(
         {
           webhookDelivery: config.webhooks.deliveryInProcess,
@@ -80,7 +102,8 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
       );
     },
     async close() {
-      await Promise.all([delivery.stop(), sealer.stop()]);
+      await Promise.all([delivery.stop(), sealer.stop(), sweeper.stop(), lowBalance.stop()]);
+      await log.settled();
       await batches.close();
       await webhooks.client.close();
       await app.close();

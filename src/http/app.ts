@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type pg from 'pg';
+import type { Logger as PinoLogger } from 'pino';
 import { Code } from '../lib/errors.js';
 import { ulid } from '../lib/ids.js';
 import type { GrantSite } from '../lib/grants.js';
@@ -16,10 +17,12 @@ import {
 } from './auth.js';
 import { registerConsole } from './console.js';
 import { errorHandler } from './errors.js';
+import { requestLogger } from './logger.js';
 import { registerInputGuard } from './input-guard.js';
 import { isTimestamp } from '../lib/timestamp.js';
 import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
+import { registerRequestTracing } from './tracing.js';
 import { refusalLimit, registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
 import { serverOptions, type HttpTimeouts } from './server-options.js';
@@ -43,7 +46,7 @@ export interface AppOptions {
   /** Null turns rate limiting off (RATE_LIMIT_ENABLED=false). */
   rateLimit: RateLimitOptions | null;
   trustProxy: boolean;
-  /** The v2 → v3 redirects and, after their sunset, the 410 answers (spec §9). */
+  /** The v2 → v3 redirects and, after their sunset, the 410 answers (docs/api.md, "v2 paths"). */
   v2: V2Options;
   /** Registers the feature routes; runs after the shared hooks are in place. */
   routes: (app: App) => Promise<void> | void;
@@ -111,6 +114,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     ...serverOptions(opts.timeouts),
     loggerInstance: opts.logger,
+    childLoggerFactory: (logger, bindings, options) =>
+      requestLogger(logger as PinoLogger, bindings, options),
     bodyLimit: opts.bodyLimitBytes,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -146,6 +151,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     void reply.header('x-request-id', req.id);
     done();
   });
+  // Before the auth hook, so its statements are the request's (nothing when tracing is off).
+  registerRequestTracing(app);
 
   // While shutting down, answers in flight close their keep-alive connection, so the
   // server can finish closing as soon as they are sent.

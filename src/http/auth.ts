@@ -9,7 +9,8 @@ import type { AuthContext, Permission, VerifyResult } from '../lib/permissions.j
  * - `none`: public; credentials are ignored.
  * - `optional`: a credential is used when sent, else the call is anonymous.
  * - `either`: bearer token or API key (the default for any route that says nothing).
- * - `bearer`: a signed-in person's token only; an API key → 401 code 16 (design.md §3).
+ * - `bearer`: a signed-in person's token only; an API key → 401 code 16 (docs/api.md,
+ *   "Credentials").
  * - `person`: either credential authenticates, but an API key is refused with 403 code 7.
  */
 export type AuthMode = 'none' | 'optional' | 'either' | 'bearer' | 'person';
@@ -55,7 +56,7 @@ type Credential =
   | { kind: 'malformed' }
   | { kind: 'v2' };
 
-/** What a v2 client that still sends its static app credentials (spec §9) is told. */
+/** What a v2 client still sending App-Id and App-Secret is told (docs/api.md, "Credentials"). */
 const V2_CREDENTIAL_MESSAGE =
   'App-Id and App-Secret are v2 credentials and authenticate nothing; send an API key in x-api-key or a token in Authorization: Bearer';
 

@@ -10,7 +10,7 @@ import {
 import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
 import { isDatabaseUnavailable } from '../lib/pg-errors.js';
 
-/** gRPC code → HTTP status, in one place (design.md §3). */
+/** gRPC code → HTTP status, in one place (docs/api.md, "Answers and errors"). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   [Code.INVALID_ARGUMENT]: 400,
   [Code.NOT_FOUND]: 404,

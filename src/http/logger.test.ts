@@ -1,7 +1,8 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { StatementFailed } from '../db/prepared.js';
-import { serializeError, statementName } from './logger.js';
+import { Writable } from 'node:stream';
+import { createLogger, requestLogger, serializeError, statementName } from './logger.js';
 
 /** node-postgres' DatabaseError as it arrives: SQLSTATE, message and detail quoting values. */
 function pgError(code: string, message: string, detail: string) {
@@ -61,5 +62,50 @@ describe('serializeError', () => {
     const out = serializeError(new TypeError('not a database thing')) as Record<string, unknown>;
     expect(out).toMatchObject({ type: 'TypeError', message: 'not a database thing' });
     expect(String(out.stack)).toContain('not a database thing');
+  });
+});
+
+describe('requestLogger', () => {
+  const capture = (level: string) => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    return { logger: createLogger(level, stream), lines };
+  };
+  const flush = () => new Promise((r) => setImmediate(r));
+
+  it('logs at the levels that are on, with the request id and the redaction of the parent', async () => {
+    const { logger, lines } = capture('warn');
+    const log = requestLogger(logger, { reqId: 'req_1' }, {});
+    log.info('not on');
+    log.debug('not on');
+    log.warn({ headers: { authorization: 'Bearer secret' } }, 'careful');
+    log.error({ err: new Error('boom') }, 'failed');
+    await flush();
+    expect(lines.map((l) => [l.msg, l.reqId])).toEqual([
+      ['careful', 'req_1'],
+      ['failed', 'req_1'],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('secret');
+    expect(log.level).toBe('warn');
+  });
+
+  it("follows a level set on the request's logger", async () => {
+    const { logger, lines } = capture('warn');
+    const log = requestLogger(logger, { reqId: 'req_2' }, {});
+    log.level = 'debug';
+    log.debug('now on');
+    await flush();
+    expect(lines.map((l) => [l.msg, l.reqId])).toEqual([['now on', 'req_2']]);
+    expect(logger.level).toBe('warn');
+  });
+
+  it('gives a child of its own when the route sets log options', () => {
+    const { logger } = capture('warn');
+    expect(requestLogger(logger, { reqId: 'req_3' }, { level: 'error' }).level).toBe('error');
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import pino, { type DestinationStream, type Logger } from 'pino';
+import pino, { type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino';
 
 /** Query parameters whose values never reach a log line. */
 const SECRET_QUERY = /^(token|code|secret|password|refresh_token|access_token|id_token|key)$/i;
@@ -39,6 +39,10 @@ export const REDACT_PATHS = [
   'rpcUrl',
   '*.rpcUrl',
   '*.*.rpcUrl',
+  // The trace collector's headers (OTEL_EXPORTER_OTLP_HEADERS), which may carry its key.
+  'exporterHeaders',
+  '*.exporterHeaders',
+  '*.*.exporterHeaders',
 ];
 
 /**
@@ -126,4 +130,72 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
     },
     stream,
   );
+}
+
+type LevelName = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LogArgs = Parameters<Logger['info']>;
+
+/**
+ * A request's logger (`req.log`) that makes its pino child, with the request id bound, only
+ * when something is logged at a level that is on. Fastify's own factory makes the child for
+ * every request, which runs the redaction set-up each time; at the default level almost no
+ * request logs anything, so most never pay for it.
+ */
+class LazyRequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Record<string, unknown>,
+  ) {}
+
+  private get real(): Logger {
+    return (this.made ??= this.parent.child(this.bindings));
+  }
+
+  private at(level: LevelName, args: LogArgs): void {
+    if (this.made || this.parent.isLevelEnabled(level)) this.real[level](...args);
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.real.level = level;
+  }
+
+  fatal(...args: LogArgs) {
+    this.at('fatal', args);
+  }
+  error(...args: LogArgs) {
+    this.at('error', args);
+  }
+  warn(...args: LogArgs) {
+    this.at('warn', args);
+  }
+  info(...args: LogArgs) {
+    this.at('info', args);
+  }
+  debug(...args: LogArgs) {
+    this.at('debug', args);
+  }
+  trace(...args: LogArgs) {
+    this.at('trace', args);
+  }
+  silent() {}
+
+  child(bindings: Record<string, unknown>, options?: ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: a lazy child unless the route sets its own log options. */
+export function requestLogger(
+  parent: Logger,
+  bindings: Record<string, unknown>,
+  options: ChildLoggerOptions,
+): Logger {
+  if (Object.keys(options).length > 0) return parent.child(bindings, options);
+  return new LazyRequestLogger(parent, bindings) as unknown as Logger;
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AuthMode } from './auth.js';
 
-/** The flat error body (spec §7). */
+/** The flat error body (docs/api.md, "Answers and errors"). */
 export const ErrorBody = Type.Object(
   {
     code: Type.Integer({ description: 'gRPC status code' }),

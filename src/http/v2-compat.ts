@@ -17,9 +17,9 @@ export interface V2Options {
 }
 
 /**
- * Spec §9's rename table, as given. Some v3 targets (`/wallets/login`, `/wallets/register`,
- * `/wallets/token/refresh`) are not routes of this service (it signs in under `/auth/*`);
- * the redirect still names them, and docs/api.md says so.
+ * The v2 rename table (docs/api.md, "v2 paths"). Some v3 targets (`/wallets/login`,
+ * `/wallets/register`, `/wallets/token/refresh`) are not routes of this service (it signs in
+ * under `/auth/*`); the redirect still names them, and docs/api.md says so.
  */
 export const V2_RENAMES: readonly (readonly [v2: string, v3: string])[] = [
   ['/user/profile', '/wallets/me'],
@@ -56,8 +56,8 @@ function successorOf(rawUrl: string, v2: string, v3: string): { path: string; ur
 }
 
 /**
- * The v2 compatibility layer (spec §9): every method on each renamed path and below it
- * answers a 301 to its v3 path until the sunset, then 410. No credential is needed; the
+ * The v2 compatibility layer (docs/api.md, "v2 paths"): every method on each renamed path and below
+ * it answers a 301 to its v3 path until the sunset, then 410. No credential is needed; the
  * answers are not part of the v3 description (hidden from /openapi.json) nor of the route
  * table.
  */
@@ -93,8 +93,8 @@ function isListRoute(req: FastifyRequest): boolean {
 }
 
 /**
- * v2 paged with `offset` (spec §9). A list would otherwise ignore it like any unknown query
- * parameter and answer the first page again, which a v2 client reads as every page being
+ * v2 paged with `offset` (docs/api.md, "Lists"). A list would otherwise ignore it like any unknown
+ * query parameter and answer the first page again, which a v2 client reads as every page being
  * the same: so every list refuses it, naming what to send instead.
  */
 export function registerOffsetRefusal(app: App) {

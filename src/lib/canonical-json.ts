@@ -10,8 +10,8 @@
  * symbols at the top level, NaN/Infinity, BigInt, lone surrogates and cycles.
  *
  * Written out here rather than taken from a package: every action hashes several objects
- * (design.md §5), so this runs on the hot path; strings and numbers go through V8's own
- * JSON.stringify, which already writes them the RFC's way (RFC 8785 §3.2.2).
+ * (docs/ebus.md, "The text to sign"), so this runs on the hot path; strings and numbers go through
+ * V8's own JSON.stringify, which already writes them the RFC's way (RFC 8785 §3.2.2).
  */
 export function canonicalJson(value: unknown): string {
   const out = encode(value, []);

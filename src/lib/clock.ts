@@ -1,4 +1,7 @@
-/** One injectable clock (design.md §3): services read time only through it. */
+/**
+ * One injectable clock (docs/architecture.md, "Conventions for contributors"): services read time
+ * only through it.
+ */
 export interface Clock {
   now(): Date;
 }

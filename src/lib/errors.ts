@@ -1,4 +1,4 @@
-/** gRPC status codes used by the API (spec §7, design.md §3). */
+/** gRPC status codes used by the API (docs/api.md, "Answers and errors"). */
 export const Code = {
   INVALID_ARGUMENT: 3,
   NOT_FOUND: 5,
@@ -21,7 +21,7 @@ export interface FieldIssue {
 
 /**
  * The one error type. Services throw it; the HTTP layer maps `code` to a status in one
- * place (src/http/errors.ts). `httpStatus` overrides the mapping where design.md §3 names
+ * place (src/http/errors.ts). `httpStatus` overrides the mapping where docs/api.md names
  * an exception (413 for an oversize body, 402 for an insufficient balance).
  */
 export class AppError extends Error {

@@ -51,7 +51,7 @@ export interface PermissionsGrant {
  * Every place that gives a wallet or a key power, the routes that reach it and the
  * permission the place itself needs besides the ceiling. Each route listed declares
  * `config.grants` with the place's name, and the grant-matrix test drives every one
- * (test/grant-matrix.test.ts fails when a route declares a place not listed here, or the
+ * (test/permissions/grant-matrix.test.ts fails when a route declares a place not listed here, or the
  * other way round).
  */
 export const GRANT_SITES = {
@@ -93,8 +93,17 @@ export const GRANT_SITES = {
     needs: null,
     grants: `\`${SELF_SIGNUP_ROLE}\` with \`organization_id\`, where the organization allows self sign-up`,
   },
+  policy: {
+    routes: ['POST /policies'],
+    needs: 'policies.create',
+    grants:
+      'a limit on a wallet, key, template or the organization (changing or removing it gives back what it limited; PUT and DELETE are bounded the same way)',
+  },
   'confirm-invite': {
-    routes: ['GET /organizations/:organizationId/invite'],
+    routes: [
+      'GET /organizations/:organizationId/invite',
+      'POST /organizations/:organizationId/invite',
+    ],
     needs: null,
     grants: 'the role invited, re-checked against the inviter as it is now',
   },

@@ -6,7 +6,7 @@ export function sha256(data: string | Uint8Array): Buffer {
   return createHash('sha256').update(data).digest();
 }
 
-/** `0x` + lowercase hex SHA-256 (design.md §3 "Hashes"). */
+/** `0x` + lowercase hex SHA-256 (docs/api.md, "Values"). */
 export function sha256Hex(data: string | Uint8Array): string {
   // The one-shot form: about twice as fast as a Hash object for short inputs.
   return `0x${hash('sha256', data, 'hex')}`;
@@ -15,6 +15,11 @@ export function sha256Hex(data: string | Uint8Array): string {
 /** `0x` + hex SHA-256 of the RFC 8785 canonical JSON of `value`. */
 export function hashJson(value: unknown): string {
   return sha256Hex(canonicalJson(value));
+}
+
+/** Lowercase hex SHA-256 of a secret token (refresh tokens, invitations): what is stored. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /** Base64url without padding (RFC 4648 §5). */

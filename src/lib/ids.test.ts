@@ -10,6 +10,15 @@ describe('ids', () => {
     expect(new Set(ids).size).toBe(1000);
   });
 
+  it('draws a fresh random part for each new millisecond, past many refills of its pool', () => {
+    // 1,000 milliseconds take 10,000 random bytes: more than two of the pool's 4 KB draws.
+    const randoms = Array.from({ length: 1000 }, (_, i) => ulid(1_900_000_000_000 + i).slice(10));
+    expect(new Set(randoms).size).toBe(1000);
+    // Not a counter: the parts of consecutive milliseconds are unrelated.
+    const firstChars = new Set(randoms.map((r) => r[0]));
+    expect(firstChars.size).toBeGreaterThan(20);
+  });
+
   it('orders ids of later times after earlier ones', () => {
     const a = ulid(1_000_000);
     const b = ulid(2_000_000);

@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 import { Type } from 'typebox';
 
-/** Every id prefix in one table (design.md §3). */
+/** Every id prefix in one table (docs/api.md, "Identifiers"). */
 export const ID_PREFIXES = {
   organization: 'org',
   wallet: 'wal',
@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   ledger: 'led',
   code: 'cod',
   request: 'req',
+  policy: 'pol',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -32,6 +33,22 @@ let lastTime = -1;
 let lastTimeText = '';
 /** The random part of the last id, incremented in place within one millisecond. */
 const lastRandom = new Uint8Array(10);
+/**
+ * Random bytes drawn 4 KB at a time: a busy process starts a new millisecond for almost
+ * every request, and one call for 10 bytes cost more than the id's other work together.
+ */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+
+function freshRandom(into: Uint8Array): void {
+  if (poolAt + into.length > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  // Each byte is used once.
+  into.set(pool.subarray(poolAt, poolAt + into.length));
+  poolAt += into.length;
+}
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -85,7 +102,7 @@ export function ulid(now: number = Date.now()): string {
   }
   lastTime = now;
   lastTimeText = encodeTime(now);
-  randomFillSync(lastRandom);
+  freshRandom(lastRandom);
   return lastTimeText + encodeRandom(lastRandom);
 }
 
@@ -116,9 +133,9 @@ export function idKindOfPattern(pattern: string): IdKind | undefined {
 }
 
 /**
- * The schema of an id in a path (design.md §3): every route's params use it, so a malformed
- * id is refused (400 code 3 naming the parameter) before any lookup, and only a well-formed
- * unknown id is "not found".
+ * The schema of an id in a path (docs/api.md, "Identifiers"): every route's params use it, so a
+ * malformed id is refused (400 code 3 naming the parameter) before any lookup, and only a
+ * well-formed unknown id is "not found".
  */
 export function IdParam(kind: IdKind) {
   return Type.String({

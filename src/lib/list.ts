@@ -5,7 +5,7 @@ import { isCleanText } from './input-check.js';
 import { isTimestamp } from './timestamp.js';
 
 /**
- * The list conventions (spec §4, design.md §3), implemented once. Every list endpoint
+ * The list conventions (docs/api.md, "Lists"), implemented once. Every list endpoint
  * spreads `listQueryProperties` into its querystring schema, calls `parseList`, builds its
  * WHERE from `keysetCondition` + `createdFilters`, fetches `limit + 1` rows ordered by
  * `orderBy`, and answers with `pageOf`. Keyset pagination: a cursor names the last row's
@@ -63,11 +63,11 @@ export interface ListSpec {
   idColumn: SQL;
   defaultLimit?: number;
   maxLimit?: number;
-  /** API keys clamp larger limits instead of refusing them (spec §4.2). */
+  /** API keys clamp larger limits instead of refusing them (docs/api.md, "Lists"). */
   clampLimit?: boolean;
 }
 
-/** The spec of a list sorted only by creation time (then id): the common case. */
+/** The ListSpec of a list sorted only by creation time (then id): the common case. */
 export function byCreation(extra: Partial<ListSpec> = {}): ListSpec {
   return {
     sortable: { when_created: { column: sql`created_at`, type: 'timestamp' } },
@@ -268,7 +268,7 @@ export function pageOfDated<T extends { id: string; created_at: Date; updated_at
   );
 }
 
-/** The response envelope: `{<name>: [...], next, has_more}` (design.md §3). */
+/** The response envelope: `{<name>: [...], next, has_more}` (docs/api.md, "Lists"). */
 export const ListEnvelope = <K extends string, T extends ReturnType<typeof Type.Object>>(
   name: K,
   item: T,

@@ -1,5 +1,5 @@
 /**
- * Money as exact decimal strings (design.md §3): `*_wei` in the smallest unit, plain names
+ * Money as exact decimal strings (docs/api.md, "Values"): `*_wei` in the smallest unit, plain names
  * in whole tokens. Conversions are string and bigint arithmetic only; never a float.
  */
 

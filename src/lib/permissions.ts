@@ -14,6 +14,7 @@ export const RESOURCES = [
   'support',
   'storage',
   'wallets',
+  'policies',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 
@@ -25,7 +26,7 @@ export type Permission = `${Resource}.${Operation}`;
 export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** The API shape of a permission (spec §2.1). */
+/** The API shape of a permission (docs/api.md, "API keys"). */
 export interface CrudPermission {
   resource: string;
   crud: { read: boolean; create: boolean; update: boolean; delete: boolean };

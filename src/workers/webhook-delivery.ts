@@ -28,10 +28,10 @@ export interface DeliveryWorkerOptions {
 }
 
 /**
- * The delivery loop (design.md §7): claims due deliveries while it has room, sends each
- * without waiting for the others, and writes outcomes in batches. Runs in the API process
- * (src/container.ts) or alone (`npm run worker`, src/worker.ts); any number of them share
- * the outbox safely.
+ * The delivery loop (docs/webhooks.md, "Where deliveries are sent from"): claims due deliveries
+ * while it has room, sends each without waiting for the others, and writes outcomes in batches.
+ * Runs in the API process (src/container.ts) or alone (`npm run worker`, src/worker.ts); any number
+ * of them share the outbox safely.
  */
 export class WebhookDeliveryWorker implements Worker {
   readonly name = 'webhook-delivery';

@@ -51,7 +51,8 @@ CREATE TABLE templates (
 );
 CREATE INDEX templates_org_created ON templates (organization_id, created_at DESC, id DESC);
 
--- Smart objects (spec §2.3). organization_id is the template's organization.
+-- Smart objects (docs/objects.md, "The object record"). organization_id is the template's
+-- organization.
 CREATE TABLE objects (
   id                  text PRIMARY KEY,
   organization_id     text NOT NULL REFERENCES organizations (id),

@@ -1,4 +1,4 @@
--- The credentials a wallet signs in and signs actions with (design.md §4).
+-- The credentials a wallet signs in and signs actions with (docs/auth.md, "The four ways in").
 CREATE TABLE credentials (
   id           text PRIMARY KEY,
   wallet_id    text NOT NULL REFERENCES wallets (id),

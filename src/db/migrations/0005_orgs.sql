@@ -1,6 +1,6 @@
 -- Organizations feature: support messages, access requests, and the indexes its lists use.
 
--- Support messages (spec §2.8: a wallet id, a title and content), scoped by organization.
+-- Support messages (a wallet id, a title and content), scoped by organization.
 CREATE TABLE support_messages (
   id              text PRIMARY KEY,
   organization_id text NOT NULL REFERENCES organizations (id),

@@ -1,4 +1,4 @@
--- API keys (spec §2.1, §2.2; design.md §4). The secret is kept only as its SHA-256 (hex);
+-- API keys (docs/api.md, "API keys"). The secret is kept only as its SHA-256 (hex);
 -- permissions are the flat names (`objects.read`, …) the key was granted at creation.
 CREATE TABLE api_keys (
   id               text PRIMARY KEY,

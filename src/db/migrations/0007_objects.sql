@@ -1,4 +1,4 @@
--- Objects, templates, files and the indexer (issue 6, design.md §5).
+-- Objects, templates, files and the indexer (issue 6, docs/objects.md).
 
 -- A mint may name a collection (the event bus sets it from the mint's params); the public
 -- list filters on it. Free-form text chosen by the minting organization; no table behind it.

@@ -1,4 +1,4 @@
--- Webhooks and their outbox of deliveries (issue 20, design.md §7). One delivery per action
+-- Webhooks and their outbox of deliveries (issue 20, docs/webhooks.md). One delivery per action
 -- per webhook holds by construction (one insert per applied action, in its own transaction),
 -- so no unique index pays for it on every write; free space on each page (fillfactor) lets
 -- claims update rows in place.

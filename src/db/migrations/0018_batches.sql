@@ -1,6 +1,6 @@
--- Transaction batches (issue 16, design.md §6, docs/batches.md).
+-- Transaction batches (issue 16, docs/batches.md).
 
--- What makes an action checkable by anyone: the signature as design.md §6 publishes it (the
+-- What makes an action checkable by anyone: the signature as the action log publishes it (the
 -- 0x hex string for an EOA; the passkey assertion's four base64url parts) and `expires` as
 -- signed (the exact string, since it is part of the signed text). Rows logged before this
 -- migration keep a NULL `expires`: it was never stored.
@@ -40,7 +40,7 @@ CREATE TABLE batches (
   seq_start               bigint NOT NULL,
   capacity                integer NOT NULL CHECK (capacity > 0),
   version                 integer NOT NULL DEFAULT 1,
-  -- The header (design.md §6), set when sealed; NULL while building.
+  -- The header (docs/batches.md, "The formulas"), set when sealed; NULL while building.
   hash                    text,
   prev_hash               text,
   integrity_root          text,

@@ -22,7 +22,7 @@ export interface DefaultLimits {
   perSecond: number;
 }
 
-/** The groups of spec §8, plus a default for every route the spec does not list. */
+/** The groups of docs/api.md, "Rate limits", plus a default for every route they do not list. */
 export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
   const g = (name: GroupName, perMinute: number, perSecond: number): Group => ({
     name,
@@ -43,7 +43,7 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
   };
 }
 
-/** The group of a route, from the table of spec §8 (Fastify route patterns). */
+/** The group of a route, from the table of docs/api.md, "Rate limits" (Fastify route patterns). */
 export function groupOf(method: string, url: string): GroupName {
   if (method === 'GET') {
     if (url === '/indexer/search' || url === '/indexer/query') return 'search';
@@ -66,7 +66,8 @@ export function groupOf(method: string, url: string): GroupName {
       return 'ebus';
     }
     if (url === '/storage/upload') return 'upload';
-    // Rotate-key, redeliver and replay are webhook writes too (design.md §7).
+    // Rotate-key, redeliver and replay are webhook writes too (docs/webhooks.md, "Managing
+    // webhooks").
     if (url === '/webhooks' || url.startsWith('/webhooks/')) return 'webhooks';
     return 'default';
   }

@@ -15,8 +15,8 @@ export interface RateLimitOptions {
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Overrides the group derived from the route (spec §8); `none` for the health routes,
-     * which probes call often and which must answer even when a caller is limited.
+     * Overrides the group derived from the route (docs/api.md, "Rate limits"); `none` for the
+     * health routes, which probes call often and which must answer even when a caller is limited.
      */
     rateLimit?: GroupName | 'none';
   }
@@ -65,8 +65,8 @@ function setHeaders(reply: FastifyReply, d: Decision) {
 }
 
 /**
- * Rate limits per API key (spec §8), per signed-in wallet, or per client address for
- * anonymous calls; the event bus group is per organization and counts actions, so a batch
+ * Rate limits per API key (docs/api.md, "Rate limits"), per signed-in wallet, or per client address
+ * for anonymous calls; the event bus group is per organization and counts actions, so a batch
  * of 100 costs 100. Runs after authentication; the event bus check waits for the body.
  */
 export function registerRateLimits(app: App, opts: RateLimitOptions) {

@@ -80,7 +80,7 @@ suite('rate limiter on Redis (skipped when no Redis answers on 127.0.0.1:6379)',
 );
 
 describe('groups', () => {
-  it('maps the paths of spec §8 to their groups', () => {
+  it('maps the paths of the rate-limit table to their groups', () => {
     expect(groupOf('GET', '/objects')).toBe('read');
     expect(groupOf('GET', '/objects/:id')).toBe('read');
     expect(groupOf('GET', '/templates')).toBe('read');

@@ -1,5 +1,5 @@
 /**
- * A counter store for rate limits (design.md §1: in memory by default, Redis when
+ * A counter store for rate limits (docs/api.md, "Rate limits": in memory by default, Redis when
  * REDIS_URL is set). `hit` adds `cost` to the current window of `key` and answers the
  * weighted count over the rolling window: the previous window's count scaled by how much
  * of it still overlaps, plus the current one (the "sliding window counter").

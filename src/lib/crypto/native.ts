@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 /**
  * Loads a native binding (`secp256k1/bindings`, `keccak/bindings`). Both go through
  * node-gyp-build, which throws when no compiled binary exists; we never fall back to the
- * packages' pure-JS builds (design.md §1: many times slower), so a missing binary stops the
- * service at start with a clear message instead.
+ * packages' pure-JS builds (docs/architecture.md, "Choices of the stack": many times slower), so a
+ * missing binary stops the service at start with a clear message instead.
  */
 export function loadNative<T>(specifier: string, pkg: string): T {
   try {

@@ -31,6 +31,20 @@ describe('RecoverPool', () => {
     expect(inputs.map(recoverAddress)).toEqual(inputs.map(() => address));
   });
 
+  it('gathers what comes while the thread is full into fewer messages, all answered in order', async () => {
+    pool = new RecoverPool();
+    const { address, inputs } = await signed(60);
+    // One request per turn of the event loop, as requests arrive under load.
+    const answers: Promise<string | null>[] = [];
+    for (const input of inputs) {
+      answers.push(pool.recover(input));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await Promise.all(answers)).toEqual(inputs.map(() => address));
+    expect(pool.sent.inputs).toBe(60);
+    expect(pool.sent.messages).toBeLessThan(60);
+  });
+
   it('answers null for a signature that recovers no key, and the others still recover', async () => {
     pool = new RecoverPool();
     const { address, inputs } = await signed(2);

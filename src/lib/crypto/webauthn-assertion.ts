@@ -4,8 +4,8 @@ import { decodeCBOR } from '@levischuck/tiny-cbor';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 
 /**
- * Hot-path WebAuthn assertion check for action signatures (design.md §5, §8): the same
- * rules @simplewebauthn/server applies to an authentication response, on node:crypto
+ * Hot-path WebAuthn assertion check for action signatures (docs/ebus.md, "Signature bodies"): the
+ * same rules @simplewebauthn/server applies to an authentication response, on node:crypto
  * with a cached KeyObject, and UP + UV always required.
  */
 export interface VerifyAssertionInput {

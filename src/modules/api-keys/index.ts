@@ -5,4 +5,4 @@
  * auth/hand-over.ts).
  */
 export { liveKeyPermissions } from './verifier.js';
-export { revokeKeysCreatedBy } from './repo.js';
+export { revokeKeysCreatedBy } from './service.js';

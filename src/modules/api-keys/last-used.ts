@@ -3,7 +3,7 @@ import type { Executor } from '../../db/pool.js';
 import type { Worker } from '../../lib/worker.js';
 import { recordLastUsed } from './repo.js';
 
-/** How often the batch is written (spec §2.1: last_used_at "may lag reality by about a minute"). */
+/** How often the batch is written (docs/api.md, "API keys": last_used_at may lag ~a minute). */
 export const LAST_USED_FLUSH_MS = 15_000;
 
 /** Uses closer together than this are not noted again (the column may lag ~a minute). */

@@ -10,12 +10,17 @@ import {
 } from './schema.js';
 import type { ApiKeyService } from './service.js';
 
-/** API key management takes a person's bearer token only (spec §4.2, design.md §3). */
+/** API key management takes a person's bearer token only (docs/api.md, "API keys"). */
 export function registerApiKeyRoutes(app: App, keys: ApiKeyService) {
   app.post(
     '/api-keys',
     {
-      config: { auth: 'bearer', permission: 'api-keys.create', grants: 'api-key' },
+      config: {
+        auth: 'bearer',
+        permission: 'api-keys.create',
+        grants: 'api-key',
+        idempotent: true,
+      },
       schema: {
         tags: ['api-keys'],
         summary: 'CreateApiKey',

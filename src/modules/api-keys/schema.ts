@@ -2,9 +2,9 @@ import { Type, type Static } from 'typebox';
 import { RESOURCES } from '../../lib/permissions.js';
 import { IdParam } from '../../lib/ids.js';
 
-/** One year, the longest and the default lifetime of a key (spec §2.2, §8). */
+/** One year, the longest and the default lifetime of a key (docs/api.md, "API keys"). */
 export const MAX_TTL_HOURS = 8760;
-/** Live (unexpired, undeleted) keys an organization may hold (spec §8). */
+/** Live (unexpired, undeleted) keys an organization may hold (docs/api.md, "API keys"). */
 export const MAX_LIVE_KEYS = 10;
 
 const Crud = Type.Object(
@@ -17,7 +17,10 @@ const Crud = Type.Object(
   { additionalProperties: false },
 );
 
-/** A permission as the API speaks it (spec §2.1). Unknown resources are refused by the service. */
+/**
+ * A permission as the API speaks it (docs/api.md, "API keys"). Unknown resources are refused by the
+ * service.
+ */
 export const PermissionInput = Type.Object(
   {
     resource: Type.String({
@@ -54,7 +57,7 @@ export type CreatedApiKey = Static<typeof CreatedApiKey>;
 
 const DateTime = Type.String({ format: 'date-time' });
 
-/** A list item, exactly the fields of spec §2.1; never the secret. */
+/** A list item, exactly the fields of docs/api.md, "API keys"; never the secret. */
 export const ApiKey = Type.Object({
   id: Type.String(),
   name: Type.String(),

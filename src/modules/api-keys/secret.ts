@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
- * API key secrets (design.md §4): `onsk_` + 32 random bytes in base62 (43 characters) +
+ * API key secrets (docs/api.md, "API keys"): `onsk_` + 32 random bytes in base62 (43 characters) +
  * a 6-character base62 checksum (CRC32 of the body). The checksum lets a mistyped or
  * made-up key be refused before any cache or database lookup; it guards against typos and
  * noise, not forgery (the 256 random bits are the secret), so a fast CRC suffices.

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import { granterOf, requireGrant } from '../../lib/grants.js';
@@ -66,7 +66,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
-/** API keys of an organization: create, list, revoke (spec §2.1, §2.2, §5 rule 7). */
+/** API keys of an organization: create, list, revoke (docs/api.md, "API keys"). */
 export class ApiKeyService {
   constructor(
     private readonly db: Db,
@@ -81,9 +81,14 @@ export class ApiKeyService {
   async create(auth: AuthContext, input: CreateApiKeyInput): Promise<CreatedApiKey> {
     requirePermission(auth, 'api-keys.create');
     const orgId = requireOrg(auth);
-    const grant = requireGrant(granterOf(auth), {
-      permissions: permissionsFromInput(input.permissions),
-    });
+    const permissions = permissionsFromInput(input.permissions);
+    // A key that grants nothing can do nothing: refused, not made (docs/decisions.md).
+    if (permissions.length === 0) {
+      throw invalid('an API key needs at least one permission', [
+        { field: 'permissions', reason: 'grants nothing' },
+      ]);
+    }
+    const grant = requireGrant(granterOf(auth), { permissions });
     const id = newId('apiKey');
     const secret = newSecret();
     await this.db.transaction(async (tx) => {
@@ -131,4 +136,16 @@ export class ApiKeyService {
     }
     this.verifier.forget(id);
   }
+}
+
+/**
+ * Revokes every live key a wallet created (the hand-over of a wallet to its address's owner,
+ * auth/hand-over.ts); answers their ids.
+ */
+export function revokeKeysCreatedBy(
+  exec: Executor,
+  walletId: string,
+  now: Date,
+): Promise<string[]> {
+  return repo.revokeKeysCreatedBy(exec, walletId, now);
 }

@@ -34,8 +34,8 @@ function isPermission(name: string): name is Permission {
 }
 
 /**
- * What a key may do now: its listed permissions that its creator's role still holds (spec
- * §5 rule 7: a demotion of the creator narrows the key too); nothing once the creator left.
+ * What a key may do now: its listed permissions that its creator's role still holds
+ * (docs/permissions.md: a demotion of the creator narrows the key); nothing once it left.
  */
 function effectivePermissions(
   listed: readonly string[],

@@ -24,7 +24,7 @@ const WRONG_CODE = 'invalid or expired code';
  * Every way a code proves an address, and whether the address's first proof hands the wallet
  * over (`HandOver`): it does when the code comes from someone not signed in, since whoever
  * made the wallet never proved the address; it does not when the signed-in wallet proves its
- * own address. test/hand-over.test.ts runs each row and refuses a new code route not listed.
+ * own address. test/organizations/hand-over.test.ts runs each row and refuses a new code route not listed.
  */
 export const ADDRESS_PROOFS = [
   { route: 'POST /auth/otp/verify', channel: 'email', handsOver: true },

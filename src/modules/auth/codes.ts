@@ -4,7 +4,7 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { tooManyRequests } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import type { MessageSender } from '../notify/sender.js';
+import type { MessageSender } from '../notify/index.js';
 import * as repo from './repo/codes.js';
 import type { Channel, CodePurpose } from './repo/codes.js';
 

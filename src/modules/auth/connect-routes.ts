@@ -7,6 +7,8 @@ import {
   EoaChallenge,
   EoaChallengeQuery,
   EoaConnectInput,
+  OpenOrganization,
+  OpenOrganizationPath,
   PasskeyLoginInput,
   PasskeyRegisterInput,
   RegistrationOptions,
@@ -19,12 +21,27 @@ const open = { auth: 'none' } as const;
 /** `/wallets/connect/*`: create or return to a wallet with a passkey or a crypto wallet. */
 export function registerConnectRoutes(app: App, id: Identity) {
   app.get(
+    '/wallets/connect/organizations/:organizationId',
+    {
+      config: open,
+      schema: {
+        tags,
+        summary:
+          'The name of an organization that allows self sign-up (what a sign-up page shows before any prompt)',
+        params: OpenOrganizationPath,
+        response: { 200: OpenOrganization },
+      },
+    },
+    async (req) => id.passkeys.openOrganization(req.params.organizationId),
+  );
+
+  app.get(
     '/wallets/connect/passkey/register/options',
     {
       config: open,
       schema: {
         tags,
-        summary: 'Passkey registration options (spec 2.7)',
+        summary: 'Passkey registration options (docs/auth.md)',
         response: { 200: RegistrationOptions },
       },
     },

@@ -1,11 +1,7 @@
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { revokeKeysCreatedBy } from '../api-keys/index.js';
-import {
-  endMembershipsOfWallet,
-  organizationsFoundedBy,
-  withdrawInvitationsIn,
-} from '../members/index.js';
+import { endWalletMemberships } from '../members/index.js';
 import type { Accounts, CredentialType } from '../wallets/index.js';
 import type { SessionManager } from './sessions.js';
 
@@ -50,8 +46,7 @@ export class HandOver {
     await this.accounts.removeCredentialsExcept(tx, walletId, keep);
     const sessions = await this.sessions.endAllOf(tx, walletId, 'address_proven');
     const apiKeyIds = await revokeKeysCreatedBy(tx, walletId, now);
-    await withdrawInvitationsIn(tx, await organizationsFoundedBy(tx, walletId), now);
-    await endMembershipsOfWallet(tx, walletId, now);
+    await endWalletMemberships(tx, walletId, now);
     await this.accounts.clearDefaultOrganization(tx, walletId);
     return { sessionIds: sessions.map((s) => s.id), apiKeyIds };
   }

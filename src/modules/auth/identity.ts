@@ -2,7 +2,7 @@ import type { BaseLogger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import type { MessageSender } from '../notify/sender.js';
+import type { MessageSender } from '../notify/index.js';
 import type { Accounts } from '../wallets/index.js';
 import { CodeFlows } from './code-flows.js';
 import { CodeStore } from './codes.js';

@@ -26,10 +26,10 @@ import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
 
 export const PASSKEY_TIMEOUT_MS = 5 * 60_000;
-/** ES256 and RS256, as spec §2.7 asks. */
+/** ES256 and RS256 (docs/auth.md, "The four ways in"). */
 const ALGORITHMS = [-7, -257];
 
-/** The library's options with the integer timeout spec §2.7 requires. */
+/** The library's options with an integer timeout (docs/auth.md, "The four ways in"). */
 export type CreationOptions = PublicKeyCredentialCreationOptionsJSON & {
   timeout: number;
   rp: { id: string; name: string };
@@ -65,7 +65,7 @@ function challengeOf(credential: { response: { clientDataJSON: string } }): stri
 }
 
 /**
- * Passkey ceremonies (spec §2.7, design.md §4). Pending challenges live in
+ * Passkey ceremonies (docs/auth.md, "The four ways in"). Pending challenges live in
  * `webauthn_challenges` and are found from the credential's clientDataJSON, so no cookie
  * or server session is needed. Each is spent before verification, outside the transaction
  * that follows, so a failed or replayed response can never try the same challenge again.
@@ -88,13 +88,19 @@ export class PasskeyService {
   }
 
   /** Verifies the new credential, creates the wallet in the organization and signs in. */
+  /** The organization a sign-up would join, when it allows self sign-up (else 404). */
+  openOrganization(orgId: string): Promise<{ id: string; name: string }> {
+    return this.accounts.openOrganization(this.db, orgId);
+  }
+
   async registerVerify(
     sent: RegistrationResponseJSON,
-    orgId: string,
+    orgId: string | undefined,
     client: ClientContext,
   ): Promise<TokenResponse> {
-    // A new wallet always joins: refuse before spending the challenge when it cannot.
-    await this.accounts.requireOpenOrganization(this.db, orgId);
+    // Without an organization: a standalone wallet, as a password sign-up makes (issue 32).
+    // With one, it joins: refuse before spending the challenge when it cannot.
+    if (orgId !== undefined) await this.accounts.requireOpenOrganization(this.db, orgId);
     const credential = unpadCredential(sent);
     const challenge = challengeOf(credential);
     await this.consumeChallenge(this.db, challenge, 'register', null);

@@ -9,8 +9,8 @@ import type { SignIn } from './sign-in.js';
 import type { CodeStore } from './codes.js';
 import type { SignInThrottle } from './throttle.js';
 
-// argon2id, m = 19 MiB, t = 2, p = 1 (design.md §1; OWASP's minimum). `Algorithm` is a
-// const enum, which isolatedModules cannot read, hence the literal.
+// argon2id, m = 19 MiB, t = 2, p = 1 (docs/architecture.md, "Choices of the stack"). `Algorithm` is
+// a const enum, which isolatedModules cannot read, hence the literal.
 const ARGON2 = { algorithm: 2 as Algorithm, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
 export function hashPassword(password: string): Promise<string> {

@@ -3,7 +3,7 @@ import { BASE64URL_MAYBE_PADDED } from '../../lib/base64url.js';
 import { ID_PREFIXES, IdParam } from '../../lib/ids.js';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 
-// Shapes shared by every sign-in route (design.md §4).
+// Shapes shared by every sign-in route (docs/auth.md, "The four ways in").
 
 export const TokenResponse = Type.Object({
   access_token: Type.String(),
@@ -31,7 +31,9 @@ export const Phone = Type.String({
 export const NewPassword = Type.String({ minLength: 8, maxLength: 256 });
 /** A password being checked: any non-empty value up to the same bound. */
 export const GivenPassword = Type.String({ minLength: 1, maxLength: 256 });
-/** An organization id of design.md §3's shape; anything else is malformed (400 code 3). */
+/**
+ * An organization id's shape (docs/api.md, "Identifiers"); anything else is malformed (400 code 3).
+ */
 export const OrganizationId = Type.String({
   pattern: `^${ID_PREFIXES.organization}_[0-9A-HJKMNP-TV-Z]{26}$`,
   maxLength: 64,
@@ -131,7 +133,7 @@ export const AuthenticationCredential = Type.Object(
 );
 
 export const PasskeyRegisterInput = Type.Object(
-  { credential: RegistrationCredential, organization_id: OrganizationId },
+  { credential: RegistrationCredential, organization_id: Type.Optional(OrganizationId) },
   { additionalProperties: false },
 );
 export const PasskeyLoginInput = Type.Object(
@@ -143,7 +145,7 @@ export const PasskeyLinkInput = Type.Object(
   { additionalProperties: false },
 );
 
-/** Options are the library's JSON; the schema names the fields spec §2.7 lists. */
+/** Options are the library's JSON; the schema names the fields docs/auth.md lists. */
 export const RegistrationOptions = Type.Object(
   {
     challenge: Type.String(),
@@ -232,3 +234,6 @@ export const SessionList = ListEnvelope('sessions', Session);
 export const SessionListQuery = Type.Object({ ...listQueryProperties });
 
 export const SessionParams = Type.Object({ sessionId: IdParam('session') });
+
+export const OpenOrganizationPath = Type.Object({ organizationId: OrganizationId });
+export const OpenOrganization = Type.Object({ id: Type.String(), name: Type.String() });

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Db, Executor } from '../../db/pool.js';
 import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
+import { hashToken } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, permissionsOfRole, type Role, type VerifyResult } from '../../lib/permissions.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
@@ -9,14 +10,9 @@ import { asDate } from '../../db/values.js';
 import * as repo from './repo/sessions.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
 
-/** The token response of design.md §4: every answer that issues tokens. */
-export interface TokenResponse {
-  access_token: string;
-  refresh_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  wallet: { id: string; address: string; organization_id: string | null };
-}
+import type { TokenResponse } from '../../lib/tokens.js';
+
+export type { TokenResponse };
 
 export interface SessionInput extends ClientContext {
   walletId: string;
@@ -56,9 +52,7 @@ export function sessionExpiry(
   );
 }
 
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+export { hashToken };
 
 export function newRefreshToken(): string {
   return `onsr_${randomBytes(32).toString('base64url')}`;

@@ -3,3 +3,4 @@
  * a balance changes (a deposit credits it).
  */
 export { recordLedgerEntry, type LedgerEntryInput } from './ledger.js';
+export { insertFeeLedgerRows } from './group-writes.js';

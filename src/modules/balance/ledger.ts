@@ -2,7 +2,8 @@ import type { Executor } from '../../db/pool.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
-import { addToBalance, balanceOf, insertLedgerEntry } from './repo.js';
+import { addToBalance } from '../organizations/index.js';
+import { balanceOf, insertLedgerEntry } from './repo.js';
 
 export type LedgerKind = 'deposit' | 'action_fee' | 'adjustment';
 
@@ -21,7 +22,7 @@ export interface LedgerEntry {
   balanceAfterWei: bigint;
 }
 
-/** 402 code 9: the organization cannot pay (design.md §3). */
+/** 402 code 9: the organization cannot pay (docs/api.md, "Answers and errors"). */
 export function insufficientBalance(balanceWei: bigint, neededWei: bigint): AppError {
   return new AppError(
     Code.FAILED_PRECONDITION,

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { DbTime } from '../../db/values.js';
 import type { ListSpec } from '../../lib/list.js';
@@ -9,22 +9,6 @@ export async function findBalance(exec: Executor, orgId: string): Promise<Balanc
   const { rows } = await exec.execute<BalanceRow>(sql`SELECT balance_wei, created_at
     FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`);
   return rows[0] ?? null;
-}
-
-/**
- * Adds `amountWei` (signed) to the balance unless it would go below zero, in one statement
- * (`recordLedgerEntry` says why). The balance after, or null when nothing changed.
- */
-export async function addToBalance(
-  exec: Executor,
-  orgId: string,
-  amountWei: bigint,
-): Promise<bigint | null> {
-  const { rows } = await exec.execute<{ balance_wei: string }>(sql`
-    UPDATE organizations SET balance_wei = balance_wei + ${amountWei.toString()}::numeric
-    WHERE id = ${orgId} AND balance_wei + ${amountWei.toString()}::numeric >= 0
-    RETURNING balance_wei`);
-  return rows[0] ? BigInt(rows[0].balance_wei) : null;
 }
 
 /** The organization's balance (closed or not), or null when there is no such organization. */
@@ -128,4 +112,28 @@ export async function historyPage(exec: Executor, q: HistoryPageQuery): Promise<
     FROM sums s CROSS JOIN (SELECT balance_wei FROM organizations WHERE id = ${q.orgId}) o
     ORDER BY s.start ${dir}`);
   return rows;
+}
+
+/** The threshold and whether the balance is below it. */
+export type LowBalanceRow = { balance_wei: string; low_balance_wei: string | null };
+
+export async function findLowBalance(exec: Executor, orgId: string): Promise<LowBalanceRow | null> {
+  const { rows } = await exec.execute<LowBalanceRow>(sql`SELECT balance_wei::text AS balance_wei,
+    low_balance_wei::text AS low_balance_wei
+    FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`);
+  return rows[0] ?? null;
+}
+
+/**
+ * The group statement's (ebus/repo/group-write.ts) ledger rows of the action fees, given JSON
+ * rows `(id, org_id, amount_wei, after_offset_wei, ref_id)`; reads its `debit` CTE.
+ */
+export function insertFeeLedgerRows(rows: SQL, now: Date): SQL {
+  return sql`INSERT INTO ledger_entries (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
+      SELECT r.id, d.id, 'action_fee', r.amount_wei::numeric,
+        d.balance_wei + r.after_offset_wei::numeric, r.ref_id, ${now.toISOString()}::timestamptz
+      FROM jsonb_to_recordset(${rows}) AS r(id text, org_id text, amount_wei text,
+        after_offset_wei text, ref_id text)
+      JOIN debit d ON d.id = r.org_id
+      RETURNING 1`;
 }

@@ -1,8 +1,8 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { OrganizationPath } from '../organizations/schema.js';
+import { OrganizationPath } from '../organizations/index.js';
 import type { BalanceService } from './service.js';
-import { Balance, BalanceHistory, BalanceHistoryQuery } from './schema.js';
+import { Balance, BalanceHistory, BalanceHistoryQuery, LowBalanceInput } from './schema.js';
 
 const tags = ['balance'];
 
@@ -20,6 +20,22 @@ export function registerBalanceRoutes(app: App, svc: BalanceService) {
       },
     },
     async (req) => svc.get(authOf(req), req.params.organizationId),
+  );
+
+  app.put(
+    '/organizations/:organizationId/balance/low-threshold',
+    {
+      config: { permission: 'authenticated' },
+      schema: {
+        tags,
+        summary:
+          'SetLowBalanceThreshold (needs balance.update there): owners and admins are told by email when the balance falls below it',
+        params: OrganizationPath,
+        body: LowBalanceInput,
+        response: { 200: Balance },
+      },
+    },
+    async (req) => svc.setLowBalance(authOf(req), req.params.organizationId, req.body),
   );
 
   app.get(

@@ -7,6 +7,13 @@ export const Balance = Type.Object({
   decimals: Type.Integer(),
   balance_wei: Type.String({ description: 'in the smallest unit (wei), a decimal string' }),
   balance: Type.String({ description: 'in whole tokens, a decimal string' }),
+  low_balance_wei: Type.Union([Type.String(), Type.Null()], {
+    description: 'the threshold below which owners and admins are told (null: none)',
+  }),
+  low: Type.Boolean({ description: 'the balance is below low_balance_wei' }),
+  actions_left: Type.String({
+    description: "how many actions the balance still pays for at today's price",
+  }),
 });
 export type Balance = Static<typeof Balance>;
 
@@ -55,3 +62,14 @@ export const BalanceHistory = Type.Object({
   next: Type.String(),
   has_more: Type.Boolean(),
 });
+
+export const LowBalanceInput = Type.Object(
+  {
+    low_balance_wei: Type.Union([
+      Type.String({ pattern: '^(0|[1-9][0-9]{0,77})$', maxLength: 78 }),
+      Type.Null(),
+    ]),
+  },
+  { additionalProperties: false },
+);
+export type LowBalanceInput = Static<typeof LowBalanceInput>;

@@ -5,9 +5,15 @@ import { notFound } from '../../lib/errors.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_DECIMALS, NATIVE_TOKEN } from '../../lib/money.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import { requireOrgPermission, resolveOrgAccess } from '../organizations/index.js';
+import { requireOrgPermission, resolveOrgAccess, setLowBalance } from '../organizations/index.js';
 import * as repo from './repo.js';
-import type { Balance, BalanceHistoryQuery, HistoryBucket, HistoryTimeRange } from './schema.js';
+import type {
+  Balance,
+  BalanceHistoryQuery,
+  HistoryBucket,
+  HistoryTimeRange,
+  LowBalanceInput,
+} from './schema.js';
 
 const DAY_MS = 86_400_000;
 
@@ -36,21 +42,45 @@ export class BalanceService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Today's price of one action (the event bus's fee). */
+    private readonly price: () => Promise<bigint> = () => Promise.resolve(0n),
   ) {}
 
   async get(auth: AuthContext, orgId: string): Promise<Balance> {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'balance.read');
-    const row = await repo.findBalance(this.db, orgId);
+    return this.answer(orgId);
+  }
+
+  private async answer(orgId: string): Promise<Balance> {
+    const row = await repo.findLowBalance(this.db, orgId);
     if (!row) throw notFound('organization');
     const wei = BigInt(row.balance_wei);
+    const low = row.low_balance_wei === null ? null : BigInt(row.low_balance_wei);
+    const fee = await this.price();
     return {
       organization_id: orgId,
       token: NATIVE_TOKEN,
       decimals: NATIVE_DECIMALS,
       balance_wei: wei.toString(),
       balance: formatTokens(wei),
+      low_balance_wei: low === null ? null : low.toString(),
+      low: low !== null && wei < low,
+      actions_left: fee > 0n ? (wei / fee).toString() : '0',
     };
+  }
+
+  /**
+   * Sets the organization's low-balance threshold (null: none). Its owners and admins are
+   * told by email when the balance falls below it (low-balance.ts); a new threshold is a new
+   * crossing.
+   */
+  async setLowBalance(auth: AuthContext, orgId: string, body: LowBalanceInput): Promise<Balance> {
+    const access = await resolveOrgAccess(this.db, auth, orgId);
+    requireOrgPermission(access, 'balance.update');
+    const wei = body.low_balance_wei === null ? null : BigInt(body.low_balance_wei);
+    if (!(await setLowBalance(this.db, orgId, wei))) throw notFound('organization');
+    return this.answer(orgId);
   }
 
   /**

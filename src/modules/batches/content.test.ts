@@ -13,7 +13,7 @@ import {
 } from './formulas.js';
 import { HeaderBuilder } from './header.js';
 
-/** The content's record of an action, written out as design.md §6 names its fields. */
+/** The content's record of an action, written out as docs/batches.md names its fields. */
 function contentRecord(r: ActionLogRecord) {
   return {
     id: r.id,

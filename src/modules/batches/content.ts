@@ -4,7 +4,7 @@ import { actionSalt, privateCommitment, sortedById, type BatchHeader } from './f
 import type { BatchRow } from './repo/batches.js';
 
 /**
- * The fields of an action log record as batch content carries it (design.md §6), in RFC 8785
+ * The fields of an action log record as batch content carries it (docs/batches.md), in RFC 8785
  * order (UTF-16 code units). Version 1 has the record's fields when batches began, named here
  * so that a field the API adds later changes neither the content nor the CID of a batch
  * sealed before; version 2 adds the organization (the signed text's `organization:` line),

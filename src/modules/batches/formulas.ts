@@ -5,7 +5,7 @@ import { canonicalJson } from '../../lib/canonical-json.js';
 import { merkleRootOfData } from '../../lib/merkle.js';
 
 /**
- * The batch formulas of design.md §6, byte for byte (docs/batches.md writes them out for
+ * The batch formulas, byte for byte (docs/batches.md, "The formulas", writes them out for
  * outside verifiers). H = SHA-256; a "hash" is `0x` + 64 lowercase hex and enters a formula
  * as its 32 raw bytes; trees are RFC 6962's (src/lib/merkle.ts). Pure: no database, no clock.
  */
@@ -13,7 +13,7 @@ import { merkleRootOfData } from '../../lib/merkle.js';
 /** The first batch's `prev_hash` and `prev_integrity_root`. */
 export const GENESIS_HASH = `0x${'0'.repeat(64)}`;
 
-/** What `hash` covers (design.md §6), in the types the JSON carries. */
+/** What `hash` covers (docs/batches.md, "The formulas"), in the types the JSON carries. */
 export interface BatchHeader {
   id: string;
   sequence: number;

@@ -4,7 +4,7 @@ import { notFound } from '../../lib/errors.js';
 import { IdParam } from '../../lib/ids.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionLogPage, batchLeaves } from '../ebus/index.js';
-import { ActionLogSchema } from '../ebus/schema.js';
+import { ActionLogSchema } from '../ebus/index.js';
 import { actionSalt, privateCommitment } from './formulas.js';
 import * as repo from './repo/batches.js';
 

@@ -8,7 +8,7 @@ import {
 } from 'node:crypto';
 import { hashBytes } from './formulas.js';
 
-/** A batch's proof as the explorer shows it (spec §2.4, design.md §6). */
+/** A batch's proof as the explorer shows it (docs/batches.md, "Proof"). */
 export interface BatchProof {
   type: string;
   value: string;

@@ -13,7 +13,7 @@ import type { BatchExplorer } from './service.js';
 
 const tags = ['batches'];
 
-/** The public explorer (design.md §6): no credential. */
+/** The public explorer (docs/batches.md, "What is public"): no credential. */
 export function registerBatchRoutes(app: App, explorer: BatchExplorer) {
   app.get(
     '/batches',

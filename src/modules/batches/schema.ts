@@ -23,7 +23,7 @@ export const BatchProofSchema = Type.Object({
   message: Type.String(),
 });
 
-/** A transaction batch (spec §2.4, design.md §6; docs/batches.md). */
+/** A transaction batch (docs/batches.md). */
 export const Batch = Type.Object({
   id: Type.String(),
   sequence: Type.Integer(),
@@ -37,6 +37,10 @@ export const Batch = Type.Object({
     description: 'the block holding the anchoring transaction once final; "" until then',
   }),
   commitment: Hash('H(prev_integrity_root ‖ integrity_root ‖ actions_hash ‖ sequence)'),
+  log_tree_size: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'The transparency log size after this batch (docs/log.md): its actions are leaves [log_tree_size - actions_count, log_tree_size); null until it is in the log',
+  }),
   actions_hash: Hash('RFC 6962 root over the action hashes in execution order'),
   affected_actions: Type.Array(
     Type.Object({

@@ -26,12 +26,20 @@ export interface SealerDeps {
   saltKey: string;
 }
 
+/** What follows a written header: the transparency log's append (src/modules/log). */
+export interface SealedBatchListener {
+  /** Takes in every batch whose header is written; answers whether it did anything. */
+  append(): Promise<boolean>;
+}
+
 /** How long closing a batch may wait for the groups that joined it. */
 const JOIN_WAIT_MS = 250;
 /** Attempts of one step (proving, anchoring) before the batch is `failed`. */
 const MAX_ATTEMPTS = 10;
 /** How long a process holds an anchoring batch while it talks to the chain. */
 const ANCHOR_LEASE_MS = 60_000;
+/** How often an idle sealer lets the transparency log look for batches to append. */
+const LOG_LOOK_MS = 500;
 /** How often a posted anchor is looked at until it is final. */
 const ANCHOR_POLL_MS = 2_000;
 
@@ -47,7 +55,7 @@ const isLockTimeout = (err: unknown): boolean => {
 };
 
 /**
- * The batch pipeline (design.md §6, docs/batches.md): opens the building batch, seals it at
+ * The batch pipeline (docs/batches.md, "Life of a batch"): opens the building batch, seals it at
  * `BATCH_MAX_ACTIONS` or `BATCH_MAX_SECONDS` after its first action, writes each sealed
  * batch's header, content and proof in chain order, anchors it when anchoring is on, and
  * finalizes it once its challenge window has passed. Every step takes the sealer's advisory
@@ -55,7 +63,25 @@ const isLockTimeout = (err: unknown): boolean => {
  * transaction, so a crash leaves the previous state, which the next tick takes up again.
  */
 export class BatchSealer {
+  private log: SealedBatchListener | null = null;
+  /** When the log was last asked to look (real time: an idle pass costs it two queries). */
+  private logLookedAt = 0;
+
   constructor(private readonly deps: SealerDeps) {}
+
+  /**
+   * Starts the header thread now, and waits until it has loaded its code, rather than at the
+   * first seal: a process that seals does so before its first requests (src/run.ts), so the
+   * thread's start never competes with them.
+   */
+  async warm(): Promise<void> {
+    await this.deps.headers?.threadInfo();
+  }
+
+  /** The transparency log: appended to right after each pass that writes headers. */
+  setLog(log: SealedBatchListener): void {
+    this.log = log;
+  }
 
   /** One pass of every step; answers whether it did anything (the worker then goes on). */
   async tick(): Promise<boolean> {
@@ -70,6 +96,12 @@ export class BatchSealer {
    */
   async advance(): Promise<boolean> {
     let busy = (await this.proveSealed()) > 0;
+    // Right after a pass that wrote headers; else every LOG_LOOK_MS (a header written by a
+    // pass whose proof failed, another process's, or batches to back-fill).
+    if (this.log && (busy || Date.now() - this.logLookedAt >= LOG_LOOK_MS)) {
+      this.logLookedAt = Date.now();
+      busy = (await this.log.append()) || busy;
+    }
     busy = (await this.republishSealed()) > 0 || busy;
     if (this.deps.anchor) busy = (await this.anchorProven()) > 0 || busy;
     busy =
@@ -225,7 +257,7 @@ export class BatchSealer {
     return proven;
   }
 
-  /** A sealed batch's header and content, from its actions as logged (design.md §6). */
+  /** A sealed batch's header and content, from its actions as logged (docs/batches.md). */
   private async header(
     exec: Executor,
     b: repo.BatchRow,

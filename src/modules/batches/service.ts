@@ -15,7 +15,7 @@ import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from '.
 const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
 
 /**
- * The public explorer (spec §4.2 `GET /batches/{batchId}`, design.md §6): batches, their
+ * The public explorer (`GET /batches/{batchId}`; docs/batches.md): batches, their
  * content and their actions' inclusion proofs. Needs no credential: everything here is
  * what anyone may check, and nothing of an action on a private object but what verifying
  * the batch needs and reveals nothing (docs/batches.md, "What is public").
@@ -63,9 +63,9 @@ export class BatchExplorer {
   }
 
   /**
-   * The canonical content bytes (design.md §6), rebuilt from the batch's action log rows,
-   * which never change once it is sealed, and checked against its `ipfs_url` before they
-   * are served. 404 until the batch's header is written.
+   * The canonical content bytes (docs/batches.md, "Content and `ipfs_url`"), rebuilt from the
+   * batch's action log rows, which never change once it is sealed, and checked against its
+   * `ipfs_url` before they are served. 404 until the batch's header is written.
    */
   async content(id: string): Promise<Buffer> {
     const row = await repo.findBatch(this.db, id);
@@ -90,6 +90,21 @@ export class BatchExplorer {
   /** An action of the caller's organization in a batch, in full (private-actions.ts). */
   privateAction(auth: AuthContext, batchId: string, actionId: string) {
     return privateActionRecord(this.db, this.saltKey, auth, batchId, actionId);
+  }
+
+  /**
+   * A sealed batch's leaves in its `actions_hash` order, as the transparency log appends them
+   * (docs/log.md): each action's leaf data as the proofs above use it — its action hash, or
+   * for an action sealed private in content version 4, its salted commitment.
+   */
+  async logLeaves(batchId: string): Promise<{ id: string; leaf: Buffer }[]> {
+    const row = await repo.findBatch(this.db, batchId);
+    if (row === null || row.hash === null) throw notFound('sealed batch');
+    const sealedPrivate = new Set(row.private_actions ?? []);
+    return (await batchLeaves(this.db, batchId)).map((l) => ({
+      id: l.id,
+      leaf: hashBytes(sealedPrivate.has(l.id) ? this.leafOfPrivate(row.version, l) : l.hash),
+    }));
   }
 
   /** The RFC 6962 inclusion proof of one action in the batch's `actions_hash`. */
@@ -143,6 +158,7 @@ export class BatchExplorer {
       l2_finalization_tx_hash: r.l2_finalization_tx_hash ?? '',
       commitment: r.commitment ?? '',
       actions_hash: r.actions_hash ?? '',
+      log_tree_size: r.log_tree_size,
       affected_actions: affected,
       actions_count: count,
       total_fee: formatEther(BigInt(fee)),

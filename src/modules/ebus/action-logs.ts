@@ -2,6 +2,8 @@ import type { Executor } from '../../db/pool.js';
 import { pageOf, parseList, type ListQuery, type Page } from '../../lib/list.js';
 import {
   ACTION_LOG_LIST,
+  adoptWaitingActions as adoptWaitingRows,
+  moveActionsToBatch as moveActionRows,
   listActionLogs,
   listBatchActions,
   listBatchLeaves,
@@ -29,6 +31,9 @@ export function toActionLogRecord(r: ActionLogRow): ActionLogRecord {
     template_version: r.template_version,
     fee_wei: r.fee_wei,
     batch_id: r.batch_id,
+    ...(r.log_index !== undefined
+      ? { log_index: r.log_index === null ? null : Number(r.log_index) }
+      : {}),
     when_created: r.created_at.toISOString(),
   };
 }
@@ -106,3 +111,21 @@ function toBatchAction({ integrity_hash, seq: _, private: isPrivate, ...r }: Bat
 
 /** The id, hash and integrity hash of a batch's actions in execution order, and privacy. */
 export const batchLeaves = listBatchLeaves;
+
+/**
+ * The batches feature numbers actions into batches (batches/repo/batches.ts); the event bus
+ * owns `action_logs`, so it moves them: the actions of a restarted batch's follower join it,
+ * and those logged while no batch could take them join the batch of their range.
+ */
+export function moveActionsToBatch(exec: Executor, fromId: string, toId: string): Promise<void> {
+  return moveActionRows(exec, fromId, toId);
+}
+
+export function adoptWaitingActions(
+  exec: Executor,
+  id: string,
+  seqStart: number,
+  capacity: number,
+): Promise<void> {
+  return adoptWaitingRows(exec, id, seqStart, capacity);
+}

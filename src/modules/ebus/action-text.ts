@@ -37,8 +37,8 @@ function nonceText(nonce: number | bigint): string {
 }
 
 /**
- * The text a wallet signs for an action (design.md §5): eight lines joined by `\n`, no
- * trailing newline. Any client can rebuild it from the same inputs.
+ * The text a wallet signs for an action (docs/ebus.md, "The text to sign"): eight lines joined by
+ * `\n`, no trailing newline. Any client can rebuild it from the same inputs.
  */
 export function buildActionText(input: ActionTextInput): string {
   const expires = typeof input.expires === 'string' ? input.expires : input.expires.toISOString();

@@ -4,8 +4,8 @@ import { rowsVia, type RowRunner } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound, unavailable } from '../../lib/errors.js';
 import { isDatabaseUnavailable } from '../../lib/pg-errors.js';
-import type { RuleInput, TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
+import type { ObjectRules, ObjectState, TemplateInfo } from '../objects/index.js';
+import type { PolicySet, PolicyStates } from '../policies/index.js';
 import type { FeeService } from './fees.js';
 import type { ApplyHooks } from './hooks.js';
 import { liveCredentials, lockGroupInputs, readGroupInputs } from './repo/group-read.js';
@@ -21,10 +21,8 @@ import {
   isMint,
   mintTemplateId,
   objectIdOf,
-  planGroup,
-  type GroupPlan,
-  type GroupState,
-} from './plan.js';
+} from './group-items.js';
+import { planGroup, type GroupPlan, type GroupState } from './plan.js';
 import { findRoles, findTemplates, lockObjects } from './repo/lookups.js';
 import type { GroupStateCache } from './state-cache.js';
 import type { ApplyOutcome, VerifiedAction } from './types.js';
@@ -37,8 +35,11 @@ export interface ApplyDeps {
   fees: FeeService;
   hooks: ApplyHooks;
   logger: Logger;
-  checkCustom: RuleInput['checkCustom'];
+  /** What objects decide: the rule of each action, the record of an object. */
+  rules: ObjectRules;
   cache: GroupStateCache;
+  /** Spend policies (docs/policies.md); without it none are checked. */
+  policies?: PolicyStates;
 }
 
 /** One organization's actions within a group. */
@@ -60,7 +61,7 @@ const objectsOf = (items: readonly VerifiedAction[]) =>
   unique(items.filter((i) => !isMint(i)).map(objectIdOf));
 
 /**
- * Applies a group of verified actions, of one or several organizations (design.md §8),
+ * Applies a group of verified actions, of one or several organizations (docs/ebus.md, "Inside"),
  * with ONE guarded statement (repo/group-write.ts). First optimistically: the state comes from
  * what the committer remembers (state-cache.ts), with one unlocked read for what it lacks,
  * and every organization whose share passes its checks is written by one statement that
@@ -110,15 +111,16 @@ async function applyGroup(
 
 /**
  * Writes planned shares with one statement; answers each organization's balance after it,
- * and what to call once the statement has committed (the hooks' `committed`). `fence`: the
- * statement fails if a template switch of an organization that mints committed after the
- * state was read (the optimistic path; the locked path holds its mints' templates instead).
+ * and what to call once the statement has committed (the hooks' `committed`). `optimistic`
+ * (the optimistic path): the statement also fails if a template switch of an organization
+ * that mints committed after the state was read (the locked path holds its mints' templates
+ * instead), and the hooks may rely on what they remember, guarded (hooks.ts).
  */
 async function writePlanned(
   deps: ApplyDeps,
   planned: readonly Planned[],
   run: RowRunner,
-  fence: boolean,
+  optimistic: boolean,
 ): Promise<{ balances: Map<string, bigint>; afterCommit: () => void }> {
   const write: GroupWrite = {
     newObjects: planned.flatMap((p) => p.plan.write.newObjects),
@@ -130,7 +132,10 @@ async function writePlanned(
   };
   const templates = new Map<string, TemplateInfo>();
   for (const p of planned) for (const t of p.state.templates.values()) templates.set(t.id, t);
-  const hooks = deps.hooks.writes(planned.flatMap((p) => p.plan.applied));
+  const hooks = deps.hooks.writes(
+    planned.flatMap((p) => p.plan.applied),
+    optimistic,
+  );
   const statement = groupStatement(
     write,
     planned.map((p) => ({ ...p.plan.charge, orgId: p.orgId })),
@@ -138,7 +143,7 @@ async function writePlanned(
     [...templates.values()],
     hooks,
     deps.hooks.batchJoin ?? null,
-    fence ? planned.filter((p) => p.plan.write.newObjects.length > 0).map((p) => p.orgId) : [],
+    optimistic ? planned.filter((p) => p.plan.write.newObjects.length > 0).map((p) => p.orgId) : [],
   );
   const result = await runGroupStatement(run, statement, hooks);
   for (const p of planned) {
@@ -148,6 +153,11 @@ async function writePlanned(
     }
   }
   const afterCommit = () => {
+    for (const p of planned) {
+      const charge = p.plan.charge.policy;
+      const gate = p.state.policies;
+      if (charge && gate) deps.policies?.committed(gate, charge, result.useSeqs.get(p.orgId));
+    }
     try {
       result.afterCommit();
     } catch (err) {
@@ -174,24 +184,54 @@ function remember(deps: ApplyDeps, planned: readonly Planned[], left: Map<string
   }
 }
 
+/** The state the optimistic path plans on: what the cache remembers, then what was read. */
+interface Known {
+  balances: Map<string, bigint>;
+  nonces: Map<string, number>;
+  objects: Map<string, ObjectState>;
+  templates: Map<string, TemplateInfo>;
+  /** What the cache did not remember, by kind. */
+  lacking: { orgs: string[]; wallets: string[]; objects: string[]; templates: string[] };
+}
+
 /**
  * The optimistic path: the outcomes of every share it applied, by organization. Shares it
- * leaves out were not written and go to the locked path.
+ * leaves out were not written and go to the locked path. Its steps: recall the state, read
+ * what the cache lacks, plan each share, write the planned shares with one statement.
  */
 async function applyOptimistic(
   deps: ApplyDeps,
   shares: readonly Share[],
 ): Promise<Map<string, ApplyOutcome[]>> {
-  const { cache } = deps;
-  const done = new Map<string, ApplyOutcome[]>();
+  const known = recallState(deps.cache, shares);
+  const feeWei = deps.fees.cachedTotalWei() ?? (await deps.fees.totalWei());
+  try {
+    await readLacking(deps, known);
+    const policySets = await deps.policies?.recall(shares.map((s) => s.orgId));
+    const planned = planShares(deps, shares, known, feeWei, policySets);
+    if (planned.length === 0) return new Map();
+    return await writeOptimistic(deps, planned);
+  } catch (err) {
+    for (const s of shares) deps.cache.forget(s.orgId, walletsOf(s.items), objectsOf(s.items));
+    deps.hooks.forget?.(shares.map((s) => s.orgId));
+    if (!(err instanceof GroupGuardFailed)) {
+      deps.logger.debug({ err }, 'optimistic group failed; taking the locked path');
+    }
+    return new Map();
+  }
+}
+
+/** Takes from the cache what it remembers of the shares' state, and notes what it lacks. */
+function recallState(cache: GroupStateCache, shares: readonly Share[]): Known {
   const all = shares.flatMap((s) => s.items);
-  const walletIds = walletsOf(all);
-  const objectIds = objectsOf(all);
-  const balances = new Map<string, bigint>();
-  const nonces = new Map<string, number>();
-  const objects = new Map<string, ObjectState>();
-  const templates = new Map<string, TemplateInfo>();
-  const lacking = { orgs: [] as string[], wallets: [] as string[], objects: [] as string[] };
+  const known: Known = {
+    balances: new Map(),
+    nonces: new Map(),
+    objects: new Map(),
+    templates: new Map(),
+    lacking: { orgs: [], wallets: [], objects: [], templates: [] },
+  };
+  const { lacking } = known;
   const recall = <V>(
     ids: string[],
     from: { get(k: string): V | undefined },
@@ -207,72 +247,85 @@ async function applyOptimistic(
   recall(
     shares.map((s) => s.orgId),
     cache.balances,
-    balances,
+    known.balances,
     lacking.orgs,
   );
-  recall(walletIds, cache.nonces, nonces, lacking.wallets);
-  recall(objectIds, cache.objects, objects, lacking.objects);
-  const lackingTemplates: string[] = [];
+  recall(walletsOf(all), cache.nonces, known.nonces, lacking.wallets);
+  recall(objectsOf(all), cache.objects, known.objects, lacking.objects);
   recall(
     unique([
       ...all.filter(isMint).map(mintTemplateId),
-      ...[...objects.values()].map((o) => o.template_id),
+      ...[...known.objects.values()].map((o) => o.template_id),
     ]),
     cache.templates,
-    templates,
-    lackingTemplates,
+    known.templates,
+    lacking.templates,
   );
-  const feeWei = deps.fees.cachedTotalWei() ?? (await deps.fees.totalWei());
-  try {
-    if (
-      lacking.orgs.length +
-        lacking.wallets.length +
-        lacking.objects.length +
-        lackingTemplates.length >
-      0
-    ) {
-      const read = await readGroupInputs(deps.prepared, {
-        ...lacking,
-        templates: lackingTemplates,
-      });
-      for (const [id, b] of read.balances) balances.set(id, b);
-      for (const [id, n] of read.nonces) nonces.set(id, n);
-      for (const o of read.objects) objects.set(o.id, o);
-      for (const t of read.templates) templates.set(t.id, t);
-    }
-    const now = deps.clock.now();
-    const planned: Planned[] = [];
-    for (const { orgId, items } of shares) {
-      const balance = balances.get(orgId);
-      // A missing organization, or a mint of another organization's template: locked path.
-      if (balance === undefined || crossOrgMints(orgId, items, templates).length > 0) continue;
-      const state: GroupState = {
-        now,
-        feeWei,
-        balance,
-        nonces,
-        objects,
-        templates,
-        roles: new Map(),
-      };
-      const plan = planGroup(orgId, items, state, deps.checkCustom);
-      // A refusal is only given on state read under lock.
-      if (plan.refused === 0) planned.push({ orgId, state, plan });
-    }
-    if (planned.length === 0) return done;
-    // One statement on its own: it has committed when it answers.
-    const written = await writePlanned(deps, planned, deps.prepared, true);
-    written.afterCommit();
-    remember(deps, planned, written.balances);
-    for (const p of planned) done.set(p.orgId, p.plan.outcomes);
-    return done;
-  } catch (err) {
-    for (const s of shares) cache.forget(s.orgId, walletsOf(s.items), objectsOf(s.items));
-    if (!(err instanceof GroupGuardFailed)) {
-      deps.logger.debug({ err }, 'optimistic group failed; taking the locked path');
-    }
-    return new Map();
+  return known;
+}
+
+/** Reads, with one unlocked statement, what the cache lacked (nothing when it lacked nothing). */
+async function readLacking(deps: ApplyDeps, known: Known): Promise<void> {
+  const { lacking } = known;
+  const count =
+    lacking.orgs.length +
+    lacking.wallets.length +
+    lacking.objects.length +
+    lacking.templates.length;
+  if (count === 0) return;
+  const read = await readGroupInputs(deps.prepared, lacking);
+  for (const [id, b] of read.balances) known.balances.set(id, b);
+  for (const [id, n] of read.nonces) known.nonces.set(id, n);
+  for (const o of read.objects) known.objects.set(o.id, o);
+  for (const t of read.templates) known.templates.set(t.id, t);
+}
+
+/**
+ * Plans each share on the known state; keeps the shares the optimistic path may answer for.
+ * A missing organization, a mint of another organization's template, an organization whose
+ * spend policies are not remembered, or any refusal (a refusal is only given on state read
+ * under lock) leaves the share to the locked path.
+ */
+function planShares(
+  deps: ApplyDeps,
+  shares: readonly Share[],
+  known: Known,
+  feeWei: bigint,
+  policySets: Map<string, PolicySet> | undefined,
+): Planned[] {
+  const { nonces, objects, templates } = known;
+  const now = deps.clock.now();
+  const planned: Planned[] = [];
+  for (const { orgId, items } of shares) {
+    const balance = known.balances.get(orgId);
+    if (balance === undefined || crossOrgMints(orgId, items, templates).length > 0) continue;
+    const state: GroupState = {
+      now,
+      feeWei,
+      balance,
+      nonces,
+      objects,
+      templates,
+      roles: new Map(),
+    };
+    const policySet = policySets?.get(orgId);
+    if (policySets && !policySet) continue;
+    if (policySet) state.policies = deps.policies!.gate(policySet, now);
+    const plan = planGroup(orgId, items, state, deps.rules);
+    if (plan.refused === 0) planned.push({ orgId, state, plan });
   }
+  return planned;
+}
+
+/** Writes the planned shares with one statement on its own: it has committed when it answers. */
+async function writeOptimistic(
+  deps: ApplyDeps,
+  planned: readonly Planned[],
+): Promise<Map<string, ApplyOutcome[]>> {
+  const written = await writePlanned(deps, planned, deps.prepared, true);
+  written.afterCommit();
+  remember(deps, planned, written.balances);
+  return new Map(planned.map((p) => [p.orgId, p.plan.outcomes]));
 }
 
 /**
@@ -351,6 +404,8 @@ async function runLocked(
     (id) => !templates.has(id),
   );
   for (const t of await findTemplates(tx, missingTemplates)) templates.set(t.id, t);
+  // Last of the locks (the organization's row, as the statement's debit takes it last).
+  const policySet = deps.policies ? await deps.policies.lock(tx, orgId) : null;
   const state: GroupState = {
     now,
     feeWei,
@@ -360,8 +415,9 @@ async function runLocked(
     templates,
     roles: await findRoles(tx, crossOrgMints(orgId, items, templates)),
     liveCredentials: live,
+    ...(policySet ? { policies: deps.policies!.gate(policySet, now) } : {}),
   };
-  const plan = planGroup(orgId, items, state, deps.checkCustom);
+  const plan = planGroup(orgId, items, state, deps.rules);
   if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };
   const planned = { orgId, state, plan };
   const { balances: left, afterCommit } = await writePlanned(deps, [planned], rowsVia(tx), false);

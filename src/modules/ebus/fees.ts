@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 export const TOKEN = 'ONS';
 export const DECIMALS = 18;
 
-/** The current price of one action (design.md §6). */
+/** The current price of one action (docs/ebus.md, "Fees"). */
 export interface FeeQuote {
   token: string;
   decimals: number;

@@ -6,6 +6,7 @@ function action(walletId: string, nonce: number, objectId?: string): VerifiedAct
   return {
     payerOrgId: 'org_1',
     walletId,
+    apiKeyId: null,
     walletAddress: walletId,
     signerRole: 'member',
     action: {

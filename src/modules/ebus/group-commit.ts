@@ -1,5 +1,6 @@
+import { tracing, type TraceContext } from '../../lib/tracing.js';
 import type { GroupApplier } from './apply-group.js';
-import { isMint, objectIdOf } from './plan.js';
+import { isMint, objectIdOf } from './group-items.js';
 import type { ApplyOutcome, VerifiedAction } from './types.js';
 
 export interface GroupCommitOptions {
@@ -23,6 +24,8 @@ interface Entry {
   at: number;
   resolve: (o: ApplyOutcome) => void;
   reject: (err: unknown) => void;
+  /** The submitter's trace context, when tracing is on (src/lib/tracing.ts). */
+  ctx: TraceContext | null;
 }
 
 /** The object an action touches (a mint makes a new one, so none). */
@@ -39,7 +42,7 @@ function remove(m: Map<string, number>, key: string) {
 }
 
 /**
- * Group commit (design.md §8). Verified actions queue and are applied in groups, one
+ * Group commit (docs/ebus.md, "Inside"). Verified actions queue and are applied in groups, one
  * statement each, so the round trips, the statement's fixed cost and the disk flush are paid
  * once per group instead of once per action. A group takes every action that is ready, of
  * whichever organizations: ten organizations sending five actions at a time make one group
@@ -67,6 +70,11 @@ export class GroupCommitter {
    */
   readonly stats = { groups: 0, actions: 0, waitMs: 0, applyMs: 0 };
 
+  /** For metrics: actions waiting for a group, and groups being applied, now. */
+  get depth(): { queued: number; running: number } {
+    return { queued: this.queue.length, running: this.running };
+  }
+
   constructor(
     private readonly applier: ApplyGroup,
     private readonly options: GroupCommitOptions,
@@ -75,7 +83,8 @@ export class GroupCommitter {
   /** Queues a verified action; resolves when its group has committed (or refused it). */
   submit(item: VerifiedAction): Promise<ApplyOutcome> {
     return new Promise<ApplyOutcome>((resolve, reject) => {
-      this.queue.push({ item, at: performance.now(), resolve, reject });
+      const ctx = tracing()?.current() ?? null;
+      this.queue.push({ item, at: performance.now(), resolve, reject, ctx });
       this.schedule();
     });
   }
@@ -150,8 +159,15 @@ export class GroupCommitter {
       const object = objectOf(e.item);
       if (object !== null) add(this.busyObjects, object);
     }
-    void this.applier
-      .apply(group.map((e) => e.item))
+    const items = group.map((e) => e.item);
+    const t = tracing();
+    const applying = t
+      ? t.group(
+          group.map((e) => ({ hash: e.item.hash, ctx: e.ctx })),
+          () => this.applier.apply(items),
+        )
+      : this.applier.apply(items);
+    void applying
       .then(
         (outcomes) => {
           this.stats.groups++;

@@ -1,4 +1,6 @@
 import type { BatchJoin, HookStatement } from './repo/group-write.js';
+
+export type { BatchJoin, HookStatement };
 import type { AppliedAction } from './types.js';
 
 /**
@@ -22,7 +24,15 @@ import type { AppliedAction } from './types.js';
  * carry it, so joining costs no statement of its own (repo/group-write.ts, `BatchJoin`).
  */
 export interface ApplyHooks {
-  writes(applied: readonly AppliedAction[]): HookStatement[];
+  /**
+   * `optimistic`: the group is written by the optimistic path (apply-group.ts), which falls
+   * back to the locked path when a guard fails. There a hook may leave out what it remembers
+   * to be unneeded, as long as it adds a guard (`{guard}`) that fails when that is no longer
+   * so; the locked path's statement must not rely on memory.
+   */
+  writes(applied: readonly AppliedAction[], optimistic: boolean): HookStatement[];
+  /** An optimistic group of these organizations failed: forget what was remembered of them. */
+  forget?(orgIds: readonly string[]): void;
   batchJoin?: BatchJoin;
 }
 
@@ -31,7 +41,8 @@ export function composeHooks(...hooks: ApplyHooks[]): ApplyHooks {
   const joins = hooks.flatMap((h) => (h.batchJoin ? [h.batchJoin] : []));
   if (joins.length > 1) throw new Error('composeHooks: more than one hook joins batches');
   return {
-    writes: (applied) => hooks.flatMap((h) => h.writes(applied)),
+    writes: (applied, optimistic) => hooks.flatMap((h) => h.writes(applied, optimistic)),
+    forget: (orgIds) => hooks.forEach((h) => h.forget?.(orgIds)),
     ...(joins[0] ? { batchJoin: joins[0] } : {}),
   };
 }

@@ -5,12 +5,15 @@
  */
 export {
   actionLogPage,
+  adoptWaitingActions,
   batchActionPages,
   batchActions,
   batchLeaves,
+  moveActionsToBatch,
   objectHistoryPage,
 } from './action-logs.js';
-export type { ApplyHooks } from './hooks.js';
-export type { BatchJoin } from './repo/group-write.js';
+export type { ApplyHooks, HookStatement } from './hooks.js';
+export type { BatchJoin } from './hooks.js';
 export type { BatchSizeSource } from './fees.js';
-export type { ActionLogRecord } from './types.js';
+export type { ActionLogRecord, AppliedAction } from './types.js';
+export { ActionLogSchema, ActionNameSchema } from './schema.js';

@@ -4,9 +4,14 @@ import type { GroupCommitter } from './group-commit.js';
 /**
  * The group committer's running totals on /metrics. Rates come from the deltas: actions per
  * group = Δactions / Δgroups; mean queue wait = Δwait / Δactions; mean group time =
- * Δapply / Δgroups.
+ * Δapply / Δgroups. The queue now: actions waiting for a group and groups in flight (a
+ * queue that keeps growing means the database, not the process, is the limit).
  */
-export function registerEbusMetrics(registry: Registry, stats: GroupCommitter['stats']): void {
+export function registerEbusMetrics(
+  registry: Registry,
+  stats: GroupCommitter['stats'],
+  depth: () => GroupCommitter['depth'],
+): void {
   const gauge = (name: string, help: string, read: () => number) =>
     new Gauge({
       name,
@@ -27,5 +32,15 @@ export function registerEbusMetrics(registry: Registry, stats: GroupCommitter['s
     'ons_ebus_group_apply_seconds',
     'Summed time groups took to apply',
     () => stats.applyMs / 1000,
+  );
+  gauge(
+    'ons_ebus_group_queue_actions',
+    'Verified actions waiting for a group in this process now',
+    () => depth().queued,
+  );
+  gauge(
+    'ons_ebus_groups_in_flight',
+    'Groups being applied in this process now',
+    () => depth().running,
   );
 }

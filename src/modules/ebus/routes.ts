@@ -1,5 +1,6 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
+import { answerExecuted } from '../../http/idempotency/replayed.js';
 import {
   ActionLogList,
   ActionLogQuery,
@@ -25,12 +26,13 @@ export function registerEbusRoutes(app: App, ebus: EbusService) {
       config: { permission: 'authenticated' },
       schema: {
         tags,
-        summary: "The wallet's next action number (the caller's, or ?address= of the organization)",
+        summary:
+          "The wallet's next action number and the caller's organization (the caller's wallet, ?address= of the organization, or the wallet ?signer= signs for)",
         querystring: NonceQuery,
         response: { 200: NonceResponse },
       },
     },
-    async (req) => ebus.nonce(authOf(req), req.query.address),
+    async (req) => ebus.nonce(authOf(req), req.query),
   );
 
   app.post(
@@ -59,7 +61,7 @@ export function registerEbusRoutes(app: App, ebus: EbusService) {
           response: { 200: ExecuteResponse },
         },
       },
-      async (req) => ebus.execute(authOf(req), req.body),
+      async (req, reply) => answerExecuted(reply, await ebus.execute(authOf(req), req.body)),
     );
   }
 

@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { BASE64URL_MAYBE_PADDED } from '../../lib/base64url.js';
-import { ACTION_NAMES, ActionParams, Address } from '../objects/actions/params.js';
-import { ObjectRecordSchema } from '../objects/record.js';
+import { ACTION_NAMES, ActionParams, Address } from '../objects/index.js';
+import { ObjectRecordSchema } from '../objects/index.js';
 import { dateFilterProperties, listQueryProperties, ListEnvelope } from '../../lib/list.js';
 
 const WeiString = Type.String({ pattern: '^[0-9]{1,78}$', description: 'amount in wei' });
@@ -18,7 +18,9 @@ export const paramsCheckers = {
   pickup: Compile(ActionParams.pickup),
 };
 
-/** The signed part of an action: exactly the fields of the text (design.md §5). */
+/**
+ * The signed part of an action: exactly the fields of the text (docs/ebus.md, "The text to sign").
+ */
 export const SignedAction = Type.Object(
   {
     wallet: Address,
@@ -94,8 +96,17 @@ export const PrepareBody = Type.Object(
 );
 export type PrepareBody = Static<typeof PrepareBody>;
 
-export const NonceQuery = Type.Object({ address: Type.Optional(Address) });
-export const NonceResponse = Type.Object({ address: Type.String(), nonce: Type.Integer() });
+export const NonceQuery = Type.Object({
+  address: Type.Optional(Address),
+  /** An EOA: the wallet whose own address it is, or to which it is linked. */
+  signer: Type.Optional(Address),
+});
+export const NonceResponse = Type.Object({
+  address: Type.String(),
+  nonce: Type.Integer(),
+  /** The caller's organization ('' for a session that acts in none). */
+  organization_id: Type.String(),
+});
 
 export const FeeQuoteSchema = Type.Object({
   token: Type.String(),
@@ -115,6 +126,24 @@ export const NetworkResponse = Type.Object({
     description:
       "the batch key's raw 32-byte Ed25519 public key, 0x + hex: it verifies batch proofs",
   }),
+  log: Type.Optional(
+    Type.Object(
+      {
+        origin: Type.String({ description: "the log's origin line and key name" }),
+        verifier_key: Type.String({
+          description: "the log's signed-note verifier key: <name>+<key id>+<base64(0x01 ‖ key)>",
+        }),
+        witnesses: Type.Array(
+          Type.Object({
+            name: Type.String(),
+            verifier_key: Type.String({ description: 'the witness cosignature key (type 0x04)' }),
+            url: Type.Optional(Type.String()),
+          }),
+        ),
+      },
+      { description: 'The transparency log (docs/log.md)' },
+    ),
+  ),
 });
 
 export const PrepareResponse = Type.Object({
@@ -131,7 +160,7 @@ export const PrepareResponse = Type.Object({
   fee: FeeQuoteSchema,
 });
 
-/** A passkey signature as the action log publishes it (design.md §6). */
+/** A passkey signature as the action log publishes it (docs/ebus.md, "The action log record"). */
 export const LoggedAssertionSchema = Type.Object(
   {
     credential_id: Type.String(),
@@ -142,7 +171,7 @@ export const LoggedAssertionSchema = Type.Object(
   { description: 'The passkey assertion, each part base64url as the client sent it' },
 );
 
-/** The action log record (design.md §3, §6). */
+/** The action log record (docs/ebus.md, "The action log record"). */
 export const ActionLogSchema = Type.Object({
   id: Type.String(),
   hash: Type.String(),
@@ -169,6 +198,12 @@ export const ActionLogSchema = Type.Object({
   }),
   fee_wei: Type.String(),
   batch_id: Type.Union([Type.String(), Type.Null()]),
+  log_index: Type.Optional(
+    Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        "Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log",
+    }),
+  ),
   when_created: Type.String({ format: 'date-time' }),
 });
 
@@ -185,6 +220,12 @@ export const BatchResponse = Type.Object({
       status: Type.Union([Type.Literal('applied'), Type.Literal('refused')]),
       action: Type.Optional(ActionLogSchema),
       object: Type.Optional(ObjectRecordSchema),
+      replayed: Type.Optional(
+        Type.Boolean({
+          description:
+            'true when this signed action had been applied before: the answer it gave then (nothing charged or changed)',
+        }),
+      ),
       error: Type.Optional(ErrorItem),
     }),
   ),

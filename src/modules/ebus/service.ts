@@ -20,8 +20,10 @@ import { actionLogPage } from './action-logs.js';
 import { actionHash, buildActionText, webauthnChallenge } from './action-text.js';
 import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
 import type { GroupCommitter } from './group-commit.js';
+import { walletNonce } from './nonce.js';
 import { findWallet } from './repo/lookups.js';
-import { ActionParams } from '../objects/actions/params.js';
+import { findReplay } from './replay.js';
+import { ActionParams } from '../objects/index.js';
 import {
   paramsCheckers,
   type ActionLogQuery,
@@ -50,10 +52,25 @@ export interface EbusDeps {
   logger: Logger;
   /** The batch key's raw Ed25519 public key, 0x + hex ('' without batches). */
   batchPublicKey: string;
+  /** The transparency log's keys (docs/log.md), when the log runs. */
+  log?: NetworkLog;
+}
+
+/** What `GET /public/network` says of the transparency log: names and keys only. */
+export interface NetworkLog {
+  origin: string;
+  verifier_key: string;
+  witnesses: { name: string; verifier_key: string; url?: string }[];
 }
 
 export type BatchResult =
-  | { status: 'applied'; action: ActionLogRecord; object: AppliedAction['object'] }
+  | {
+      status: 'applied';
+      action: ActionLogRecord;
+      object: AppliedAction['object'];
+      /** True when the action had been applied before: the answer it gave then. */
+      replayed?: true;
+    }
   | { status: 'refused'; error: { code: number; message: string } };
 
 /** The properties the object schema at `schemaPath` (`#/properties/metadata`) allows. */
@@ -129,7 +146,7 @@ function textOf(
 }
 
 /**
- * The event bus (spec §1 "four steps", design.md §5, §8): nonce, prepare, execute. Execute
+ * The event bus (docs/ebus.md: the four steps, "Inside"): nonce, prepare, execute. Execute
  * checks schema, expiry and signature here (`verify`, with verify.ts), outside any
  * transaction, then submits the action to the group committer (group-commit.ts), whose
  * `GroupApplier` (apply-group.ts) checks nonce, rights (objects/actions/) and balance and
@@ -139,12 +156,19 @@ export class EbusService {
   constructor(private readonly deps: EbusDeps) {}
 
   /** Network facts a client needs to build the text itself. */
-  network(): { network: string; token: string; decimals: number; batch_public_key: string } {
+  network(): {
+    network: string;
+    token: string;
+    decimals: number;
+    batch_public_key: string;
+    log?: NetworkLog;
+  } {
     return {
       network: this.deps.config.networkId,
       token: TOKEN,
       decimals: DECIMALS,
       batch_public_key: this.deps.batchPublicKey,
+      ...(this.deps.log ? { log: this.deps.log } : {}),
     };
   }
 
@@ -153,12 +177,8 @@ export class EbusService {
   }
 
   /** The next action number of the caller's wallet, or of a wallet of the caller's organization. */
-  async nonce(auth: AuthContext, address?: string): Promise<{ address: string; nonce: number }> {
-    const w = address
-      ? await findWallet(this.deps.db, requireOrg(auth), { address: address.toLowerCase() })
-      : await findWallet(this.deps.db, auth.orgId ?? '', { id: auth.walletId });
-    if (!w || (address && !w.role)) throw notFound('wallet');
-    return { address: w.address, nonce: w.next_nonce };
+  async nonce(auth: AuthContext, query: { address?: string; signer?: string }) {
+    return walletNonce(this.deps.db, auth, query);
   }
 
   /** The exact text to sign; changes nothing and reserves nothing. */
@@ -188,12 +208,46 @@ export class EbusService {
     };
   }
 
-  /** Checks and applies one signed action; throws the refusal. */
-  async execute(auth: AuthContext, body: ExecuteBody) {
-    const verified = await this.verify(auth, body);
-    const outcome = await this.deps.committer.submit(verified);
-    if (!outcome.ok) throw outcome.error;
-    return { action: outcome.applied.log, object: outcome.applied.object };
+  /**
+   * Checks and applies one signed action; throws the refusal, unless the same signed action
+   * was applied before: then its answer, with `replayed` (replay.ts).
+   */
+  async execute(
+    auth: AuthContext,
+    body: ExecuteBody,
+  ): Promise<{ action: ActionLogRecord; object: AppliedAction['object']; replayed?: true }> {
+    try {
+      const verified = await this.verify(auth, body);
+      const outcome = await this.deps.committer.submit(verified);
+      if (!outcome.ok) throw outcome.error;
+      return { action: outcome.applied.log, object: outcome.applied.object };
+    } catch (err) {
+      const replay = await this.replayOf(auth, body, err);
+      if (replay) return { ...replay, replayed: true };
+      throw err;
+    }
+  }
+
+  /**
+   * After a refusal only: the answer the same signed action (text and signature) gave when
+   * it was applied before, or null. Bad input and an unreachable database are not looked up.
+   */
+  private async replayOf(auth: AuthContext, body: ExecuteBody, err: unknown) {
+    if (!(err instanceof AppError) || !auth.orgId) return null;
+    if (err.code === Code.INVALID_ARGUMENT || err.code === Code.UNAVAILABLE) return null;
+    let text: string;
+    try {
+      const action = { ...body.action, params: body.action.params as Record<string, unknown> };
+      text = textOf(this.deps.config.networkId, auth.orgId, action);
+    } catch {
+      return null;
+    }
+    try {
+      return await findReplay(this.deps.db, auth.orgId, actionHash(text), body.signature);
+    } catch (lookupErr) {
+      this.deps.logger.warn({ err: lookupErr }, 'the replay lookup of a refused action failed');
+      return null;
+    }
   }
 
   /**
@@ -211,12 +265,14 @@ export class EbusService {
       ),
     );
     const results = await Promise.all(
-      checked.map(async (c): Promise<BatchResult> => {
-        if (!c.ok) return refused(c.err);
-        const outcome = await this.deps.committer.submit(c.v);
-        return outcome.ok
-          ? { status: 'applied', action: outcome.applied.log, object: outcome.applied.object }
-          : refused(outcome.error);
+      checked.map(async (c, i): Promise<BatchResult> => {
+        const outcome = c.ok ? await this.deps.committer.submit(c.v) : null;
+        if (outcome?.ok) {
+          return { status: 'applied', action: outcome.applied.log, object: outcome.applied.object };
+        }
+        const err = outcome ? outcome.error : c.ok ? null : c.err;
+        const replay = await this.replayOf(auth, body.actions[i]!, err);
+        return replay ? { status: 'applied', ...replay, replayed: true } : refused(err);
       }),
     );
     // Nothing applied because the database is away: the whole call is retried later (503).
@@ -280,6 +336,7 @@ export class EbusService {
     return {
       payerOrgId: orgId,
       walletId: result.signer.walletId,
+      apiKeyId: auth.apiKeyId,
       walletAddress: result.signer.walletAddress,
       signerRole: result.signer.role,
       action,

@@ -1,6 +1,6 @@
 import { TtlCache } from '../../lib/ttl-cache.js';
-import type { TemplateInfo } from '../objects/actions/types.js';
-import type { ObjectState } from '../objects/record.js';
+import type { TemplateInfo } from '../objects/index.js';
+import type { ObjectState } from '../objects/index.js';
 
 /** How long remembered state is used before it is read again (guards make it safe anyway). */
 const REMEMBER_MS = 60_000;

@@ -1,7 +1,7 @@
 import type { AppError } from '../../lib/errors.js';
 import type { Role } from '../../lib/permissions.js';
-import type { ObjectRecord } from '../objects/record.js';
-import type { ActionName } from '../objects/actions/params.js';
+import type { ObjectRecord } from '../objects/index.js';
+import type { ActionName } from '../objects/index.js';
 import type { SignatureBody } from './schema.js';
 
 /** The signed fields of an action, params as a plain record. */
@@ -28,6 +28,8 @@ export interface VerifiedAction {
   /** The caller's organization: it pays the fee and owns the log row. */
   payerOrgId: string;
   walletId: string;
+  /** The API key that submitted it (null: a person's session); spend policies may bind it. */
+  apiKeyId: string | null;
   /** Lowercase 0x address of the signer wallet. */
   walletAddress: string;
   /** The signer's role in the payer organization (an active member). */
@@ -52,8 +54,8 @@ export interface LoggedAssertion {
 }
 
 /**
- * The action log record of design.md §3 and §6: with `signature` and `expires` anyone can
- * rebuild the signed text (design.md §5) and check it.
+ * The action log record (docs/ebus.md, "The action log record"): with `signature` and
+ * `expires` anyone can rebuild the signed text ("The text to sign") and check it.
  */
 export interface ActionLogRecord {
   id: string;
@@ -78,6 +80,8 @@ export interface ActionLogRecord {
   template_version: number | null;
   fee_wei: string;
   batch_id: string | null;
+  /** Its place in the transparency log (docs/log.md): null until its batch is in it. */
+  log_index?: number | null;
   when_created: string;
 }
 

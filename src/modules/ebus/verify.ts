@@ -42,8 +42,8 @@ const SIGNER_CACHE_MS = 4_000;
 const fail = (error: AppError): VerifyResult => ({ ok: false, error });
 
 /**
- * Signature checks of design.md §5, outside any transaction. 401 code 16: the signature is
- * malformed or invalid, or comes from no credential the service knows (a tampered text
+ * Signature checks (docs/ebus.md, "Signature bodies"), outside any transaction. 401 code 16: the
+ * signature is malformed or invalid, or comes from no credential the service knows (a tampered text
  * recovers a random address). 403 code 7: a valid signature from a credential of ANOTHER
  * wallet, or a signer wallet that is not an active member of the caller's organization.
  */

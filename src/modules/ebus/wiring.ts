@@ -5,12 +5,13 @@ import type pg from 'pg';
 import type { Db } from '../../db/pool.js';
 import { preparedRows } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
-import { validateCustom } from '../templates/index.js';
+import type { PolicyStates } from '../policies/index.js';
+import { objectRules } from '../objects/index.js';
 import { GroupApplier } from './apply-group.js';
 import { FeeService, noBatchesYet, type BatchSizeSource } from './fees.js';
 import { GroupCommitter } from './group-commit.js';
 import { noHooks, type ApplyHooks } from './hooks.js';
-import { EbusService } from './service.js';
+import { EbusService, type NetworkLog } from './service.js';
 import { GroupStateCache } from './state-cache.js';
 import { SignatureVerifier } from './verify.js';
 
@@ -35,6 +36,10 @@ export interface EbusWiring {
   batchSizes?: BatchSizeSource;
   /** The batch key's public key, published in `GET /public/network`. */
   batchPublicKey?: string;
+  /** Spend policies, checked with each action's fee and balance (docs/policies.md). */
+  policies?: PolicyStates;
+  /** The transparency log's keys, published in `GET /public/network`. */
+  log?: NetworkLog;
 }
 
 /**
@@ -50,8 +55,9 @@ export function createEbus(w: EbusWiring): Ebus {
     fees,
     hooks: w.hooks ?? noHooks,
     logger: w.logger,
-    checkCustom: validateCustom,
+    rules: objectRules,
     cache: new GroupStateCache(),
+    ...(w.policies ? { policies: w.policies } : {}),
   });
   const committer = new GroupCommitter(applier, {
     maxWaitMs: w.config.ebus.groupWaitMs,
@@ -69,6 +75,7 @@ export function createEbus(w: EbusWiring): Ebus {
     committer,
     logger: w.logger,
     batchPublicKey: w.batchPublicKey ?? '',
+    ...(w.log ? { log: w.log } : {}),
   });
   return { service, committer, fees, recoverPool };
 }

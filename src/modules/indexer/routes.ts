@@ -1,6 +1,6 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { ObjectList } from '../objects/schema.js';
+import { ObjectList } from '../objects/index.js';
 import {
   HistoryList,
   HistoryParams,

@@ -1,4 +1,4 @@
-import { ActionLogSchema } from '../ebus/schema.js';
+import { ActionLogSchema } from '../ebus/index.js';
 import { Type, type Static } from 'typebox';
 import { dateFilterProperties, ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { IdParam } from '../../lib/ids.js';
@@ -35,7 +35,10 @@ export const HistoryQuery = Type.Object({
 });
 export type HistoryQuery = Static<typeof HistoryQuery>;
 
-/** An object's history is action log records, the event bus's own (design.md §3). */
+/**
+ * An object's history is action log records, the event bus's own (docs/ebus.md, "The action log
+ * record").
+ */
 export const ActionLogRecord = ActionLogSchema;
 export type ActionLogRecord = Static<typeof ActionLogSchema>;
 

@@ -1,15 +1,15 @@
 /**
  * What other modules may use of memberships besides their service and routes: whether a
- * wallet is an active member of an organization, and adding a membership (an
- * organization's first owner, inside the transaction that creates it); and, for the hand-over
- * of a wallet to the owner of its address (auth/hand-over.ts), the organizations a wallet
- * founded, ending its memberships and withdrawing the invitations of organizations.
+ * wallet is an active member of an organization (support); what the modules below members ask
+ * through the interfaces they declare (`walletMemberships` for wallets, `organizationMembers`
+ * for organizations, wired in src/container.ts); for the hand-over of a wallet to the
+ * owner of its address (auth/hand-over.ts), the end of its memberships; and a wallet's active
+ * role (a spend policy on a wallet is bounded by it, policies/service.ts).
  */
 export {
-  endMembershipsOfWallet,
-  insertMember,
-  organizationsFoundedBy,
+  activeRoleOf,
+  endWalletMemberships,
+  organizationMembers,
   walletIsActiveMember,
-  withdrawInvitationsIn,
-  type NewMember,
-} from './repo.js';
+  walletMemberships,
+} from './memberships.js';

@@ -240,3 +240,73 @@ export async function withdrawInvitationsIn(
       AND wallet_id IS NULL AND status <> 'removed' RETURNING id`);
   return rows.length;
 }
+
+/**
+ * Accepted invitations sent to this email that no wallet had confirmed now belong to the wallet
+ * that just confirmed it (never to one that only names it). An organization the wallet is
+ * already a member of keeps that membership; the invitation stays unbound there.
+ */
+export async function bindInvitations(exec: Executor, walletId: string, email: string, now: Date) {
+  await exec.execute(sql`UPDATE members m SET wallet_id = ${walletId}, updated_at = ${now}
+    WHERE lower(m.email) = ${email} AND m.wallet_id IS NULL AND m.status = 'active'
+      AND NOT EXISTS (SELECT 1 FROM members x WHERE x.organization_id = m.organization_id
+        AND x.wallet_id = ${walletId} AND x.status <> 'removed')`);
+}
+
+export type OrganizationEntryRow = { id: string; name: string; allow_self_signup: boolean };
+
+/** A live organization and whether it lets anyone sign up (a wallet entering it). */
+export async function findOrganizationEntry(
+  exec: Executor,
+  orgId: string,
+): Promise<OrganizationEntryRow | null> {
+  const { rows } = await exec.execute<OrganizationEntryRow>(sql`SELECT id, name,
+      COALESCE((settings->>'allow_self_signup')::boolean, false) AS allow_self_signup
+    FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`);
+  return rows[0] ?? null;
+}
+
+/** The wallet's active role in `orgId` as sign-in reads it, or null. */
+export async function activeRole(exec: Executor, orgId: string, walletId: string) {
+  const { rows } = await exec.execute<{ role: string }>(sql`SELECT role FROM members
+    WHERE organization_id = ${orgId} AND wallet_id = ${walletId} AND status = 'active'`);
+  return rows[0]?.role ?? null;
+}
+
+/** An active membership joined at sign-in, with the role `requireGrant` let it have. */
+export async function insertActiveMember(
+  exec: Executor,
+  m: {
+    id: string;
+    orgId: string;
+    walletId: string;
+    email: string | null;
+    name: string | null;
+    grant: RoleGrant;
+    now: Date;
+  },
+) {
+  await exec.execute(sql`INSERT INTO members
+      (id, organization_id, wallet_id, email, name, role, status, created_at, updated_at)
+    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, ${m.grant.role},
+      'active', ${m.now}, ${m.now})`);
+}
+
+/** Active members other than `walletId`. */
+export async function countOtherActiveMembers(
+  exec: Executor,
+  orgId: string,
+  walletId: string,
+): Promise<number> {
+  const { rows } = await exec.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM members
+    WHERE organization_id = ${orgId} AND status = 'active'
+      AND wallet_id IS DISTINCT FROM ${walletId}`);
+  return rows[0]?.n ?? 0;
+}
+
+/** Every membership of a deleted organization ends. */
+export async function endMembershipsIn(exec: Executor, orgId: string, now: Date) {
+  await exec.execute(sql`UPDATE members SET status = 'removed', invite_token_hash = NULL,
+      updated_at = ${now}
+    WHERE organization_id = ${orgId} AND status <> 'removed'`);
+}

@@ -1,10 +1,12 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { Empty, IdResponse, OrganizationPath } from '../organizations/schema.js';
+import { Empty, IdResponse, OrganizationPath } from '../organizations/index.js';
 import type { MemberService } from './service.js';
 import {
+  ConfirmInviteBody,
   ConfirmInviteQuery,
   InviteConfirmation,
+  InvitePreview,
   InviteMemberInput,
   ListMembersQuery,
   MemberList,
@@ -37,7 +39,7 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
   app.post(
     '/organizations/:organizationId/members',
     {
-      config: { permission: 'authenticated', grants: 'invite' },
+      config: { permission: 'authenticated', grants: 'invite', idempotent: true },
       schema: {
         tags,
         summary:
@@ -104,5 +106,38 @@ export function registerMemberRoutes(app: App, svc: MemberService) {
       },
     },
     async (req) => svc.confirmInvite(req.params.organizationId, req.query),
+  );
+
+  // Issue 32: the emailed link opens the console's invitation page, which reads this (a GET
+  // that changes nothing) and accepts with the POST below on a button press. The GET above
+  // stays for clients that call it deliberately.
+  app.get(
+    '/organizations/:organizationId/invitation',
+    {
+      config: { auth: 'none' },
+      schema: {
+        tags,
+        summary: 'What an invitation offers (organization, role, email); changes nothing',
+        params: OrganizationPath,
+        querystring: ConfirmInviteQuery,
+        response: { 200: InvitePreview },
+      },
+    },
+    async (req) => svc.previewInvite(req.params.organizationId, req.query),
+  );
+
+  app.post(
+    '/organizations/:organizationId/invite',
+    {
+      config: { auth: 'none', grants: 'confirm-invite' },
+      schema: {
+        tags,
+        summary: 'ConfirmInvite, as a POST: the invitation token makes the membership active',
+        params: OrganizationPath,
+        body: ConfirmInviteBody,
+        response: { 200: InviteConfirmation },
+      },
+    },
+    async (req) => svc.confirmInvite(req.params.organizationId, req.body),
   );
 }

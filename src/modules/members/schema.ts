@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
-import { RoleName } from '../organizations/schema.js';
+import { RoleName } from '../organizations/index.js';
 import { IdParam } from '../../lib/ids.js';
 
 export const MemberStatus = Type.Union(
@@ -56,3 +56,23 @@ export const InviteConfirmation = Type.Object({
   member: Member,
 });
 export type InviteConfirmation = Static<typeof InviteConfirmation>;
+
+/** What an invitation offers, read with its token (changes nothing). */
+export const InvitePreview = Type.Object({
+  organization_id: Type.String(),
+  organization_name: Type.String(),
+  member_id: Type.String(),
+  email: Type.String(),
+  role: RoleName,
+  when_expires: Type.String({ format: 'date-time' }),
+});
+export type InvitePreview = Static<typeof InvitePreview>;
+
+/** `POST /organizations/{id}/invite`: the same token and member id, in the body. */
+export const ConfirmInviteBody = Type.Object(
+  {
+    token: ConfirmInviteQuery.properties.token,
+    member_id: ConfirmInviteQuery.properties.member_id,
+  },
+  { additionalProperties: false },
+);

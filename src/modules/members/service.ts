@@ -10,6 +10,7 @@ import {
   forbidden,
   notFound,
 } from '../../lib/errors.js';
+import { hashToken } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
 import { requireGrant, type Granter } from '../../lib/grants.js';
@@ -21,8 +22,7 @@ import {
   type Role,
 } from '../../lib/permissions.js';
 import { liveKeyPermissions } from '../api-keys/index.js';
-import { hashToken, type SessionService } from '../auth/session-service.js';
-import type { MessageSender } from '../notify/sender.js';
+import type { MessageSender } from '../notify/index.js';
 import {
   findOrganization,
   granterIn,
@@ -35,17 +35,21 @@ import type {
   ConfirmInviteQuery,
   InviteConfirmation,
   InviteMemberInput,
+  InvitePreview,
   ListMembersQuery,
   Member,
 } from './schema.js';
 
-/** How long an invitation can be confirmed (design.md §4: codes expire). */
+/** How long an invitation can be confirmed (docs/auth.md, "Codes": codes expire). */
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 const STATUSES = ['invited', 'active', 'removed'] as const;
 
 function toMember(row: repo.MemberRow): Member {
-  const status = STATUSES.find((s) => s === row.status) ?? 'removed';
+  const found = STATUSES.find((s) => s === row.status) ?? 'removed';
+  // An invitation accepted before its email has an account is bound to the first wallet that
+  // confirms that email: until then nobody can act as that member, so it is still `invited`.
+  const status = found === 'active' && row.wallet_id === null ? 'invited' : found;
   return {
     id: row.id,
     wallet_id: row.wallet_id,
@@ -61,6 +65,12 @@ function toMember(row: repo.MemberRow): Member {
 const invitationNotFound = () =>
   new AppError(Code.NOT_FOUND, 'invitation not found, already used or expired');
 
+/** What members ask of sign-in (auth's sessions; src/container.ts wires it). */
+export interface MemberSessions {
+  /** Drops what this instance cached about callers (a role or membership changed). */
+  invalidateAll(): void;
+}
+
 /**
  * Members, roles and invitations of one organization. Owner rules: only an owner grants,
  * changes or removes the owner role, and the last active owner can be neither demoted nor
@@ -71,7 +81,7 @@ export class MemberService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly sessions: Pick<SessionService, 'invalidateAll'>,
+    private readonly sessions: MemberSessions,
     private readonly sender: MessageSender,
     private readonly publicUrl: string,
   ) {}
@@ -135,7 +145,13 @@ export class MemberService {
         now,
       });
       // Sent inside the transaction: if sending fails, no invitation exists without its mail.
-      const link = `${this.publicUrl}/organizations/${orgId}/invite?token=${token}&member_id=${id}`;
+      // A console page that shows the invitation and accepts it on a button press: opening
+      // the link changes nothing (a mail scanner may fetch it).
+      const link = `${this.publicUrl}/console/invitation?${new URLSearchParams({
+        organization_id: orgId,
+        member_id: id,
+        token,
+      }).toString()}`;
       await this.sender.send({
         channel: 'email',
         to: email,
@@ -215,17 +231,7 @@ export class MemberService {
   async confirmInvite(orgId: string, q: ConfirmInviteQuery): Promise<InviteConfirmation> {
     const now = this.clock.now();
     const member = await this.db.transaction(async (tx) => {
-      const org = await findOrganization(tx, orgId, '');
-      const m = await repo.findMember(tx, orgId, q.member_id, { forUpdate: true });
-      if (!org || !m || m.status !== 'invited' || !m.invite_token_hash || !m.invite_expires_at) {
-        throw invitationNotFound();
-      }
-      const given = Buffer.from(hashToken(q.token), 'hex');
-      const stored = Buffer.from(m.invite_token_hash, 'hex');
-      if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
-        throw invitationNotFound();
-      }
-      if (asDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
+      const { m } = await this.liveInvitation(tx, orgId, q, now, true);
       const role: Role = isRole(m.role) ? m.role : 'viewer';
       requireGrant(await this.inviterNow(tx, orgId, m, now), { role }, 'the inviter');
       const wallet = m.email ? await repo.findHolderOfEmail(tx, m.email.toLowerCase()) : null;
@@ -238,6 +244,45 @@ export class MemberService {
     if (!member) throw invitationNotFound();
     this.sessions.invalidateAll();
     return { organization_id: orgId, member: toMember(member) };
+  }
+
+  /**
+   * What an invitation offers, read with its token and changing nothing (issue 32: the
+   * emailed link opens a console page that shows this and accepts only on a button press,
+   * so a mail scanner that fetches links accepts nothing).
+   */
+  async previewInvite(orgId: string, q: ConfirmInviteQuery): Promise<InvitePreview> {
+    const { m, org } = await this.liveInvitation(this.db, orgId, q, this.clock.now(), false);
+    return {
+      organization_id: orgId,
+      organization_name: org.name,
+      member_id: m.id,
+      email: m.email ?? '',
+      role: isRole(m.role) ? m.role : 'viewer',
+      when_expires: asIso(m.invite_expires_at!),
+    };
+  }
+
+  /** The invitation `q` names, when its token is right and it is neither used nor expired. */
+  private async liveInvitation(
+    tx: Executor,
+    orgId: string,
+    q: ConfirmInviteQuery,
+    now: Date,
+    forUpdate: boolean,
+  ) {
+    const org = await findOrganization(tx, orgId, '');
+    const m = await repo.findMember(tx, orgId, q.member_id, { forUpdate });
+    if (!org || !m || m.status !== 'invited' || !m.invite_token_hash || !m.invite_expires_at) {
+      throw invitationNotFound();
+    }
+    const given = Buffer.from(hashToken(q.token), 'hex');
+    const stored = Buffer.from(m.invite_token_hash, 'hex');
+    if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
+      throw invitationNotFound();
+    }
+    if (asDate(m.invite_expires_at).getTime() <= now.getTime()) throw invitationNotFound();
+    return { m, org };
   }
 
   /**

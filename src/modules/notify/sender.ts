@@ -18,7 +18,7 @@ export interface OutgoingMessage {
   text: string;
 }
 
-/** Where codes and invitations leave the service (design.md §4). */
+/** Where codes and invitations leave the service (docs/auth.md, "Codes"). */
 export interface MessageSender {
   send(message: OutgoingMessage): Promise<void>;
 }

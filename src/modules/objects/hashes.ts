@@ -1,5 +1,6 @@
 import { canonicalJson } from '../../lib/canonical-json.js';
 import { hashJson, sha256Hex } from '../../lib/hash.js';
+import type { Face } from '../templates/index.js';
 
 /** The hash an object's chain starts from: its mint has no previous state. */
 export const GENESIS_HASH = '0x' + '0'.repeat(64);
@@ -26,13 +27,6 @@ export interface ImageRecord {
   hash: string;
   is_public: boolean;
   when_created: string;
-}
-
-export interface Face {
-  id: string;
-  url: string;
-  config: Record<string, unknown>;
-  content: string;
 }
 
 export interface ObjectState {
@@ -68,7 +62,7 @@ function facesJson(faces: Face[]): string {
 }
 
 /**
- * The hash fields of design.md §5, each SHA-256 over RFC 8785 canonical JSON:
+ * The hash fields (docs/objects.md, "Hashes"), each SHA-256 over RFC 8785 canonical JSON:
  * custom_hash = H(custom); content_hash = H({metadata, faces});
  * state_hash = H({owner, location, custom_hash, is_redeemed, is_dropped});
  * integrity_hash = H({prev_integrity_hash, state_hash, content_hash, action_hash}).

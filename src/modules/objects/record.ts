@@ -32,7 +32,7 @@ export type ObjectRow = {
 /** An object as the action rules and the event bus hold it: `collection_id` always read. */
 export type ObjectState = ObjectRow & { collection_id: string | null };
 
-/** The object record of spec §2.3, every field present. */
+/** The object record (docs/objects.md, "The object record"), every field present. */
 export interface ObjectRecord {
   id: string;
   chain: { ownership_claimed: boolean };
@@ -55,7 +55,7 @@ export interface ObjectRecord {
   when_modified: string;
 }
 
-/** Metadata as stored, completed with defaults so every field of spec §2.3 is present. */
+/** Metadata as stored, completed with defaults so every field of the record is present. */
 export function normalizeMetadata(m: Partial<ObjectMetadata> | undefined): ObjectMetadata {
   return {
     name: m?.name ?? '',
@@ -115,7 +115,10 @@ export const LocationSchema = Type.Object({
   geo_hash: Type.String(),
 });
 
-/** Response schema of an object (spec §2.3), shared by every route that returns one. */
+/**
+ * Response schema of an object (docs/objects.md, "The object record"), shared by every route that
+ * returns one.
+ */
 export const ObjectRecordSchema = Type.Object({
   id: Type.String(),
   chain: Type.Object({ ownership_claimed: Type.Boolean() }),

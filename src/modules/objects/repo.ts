@@ -108,7 +108,7 @@ export async function listObjects(
   return rows.map(objectRow);
 }
 
-/** Filters of the public list (spec §4.2). */
+/** Filters of the public list (docs/objects.md, "The public list"). */
 export interface PublicObjectFilters {
   id?: string;
   includeDropped: boolean;
@@ -156,4 +156,64 @@ export async function listPublicObjects(
   const rows = await run<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
     WHERE is_public AND ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
   return rows.map(objectRow);
+}
+
+/** The object columns as the group statement's JSON rows carry them. */
+const GROUP_OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text, owner text,
+  metadata jsonb, custom jsonb, custom_hash text, latitude float8, longitude float8, geo_hash text,
+  ownership_claimed boolean, is_redeemed boolean, is_dropped boolean, is_public boolean,
+  nonce integer, version integer, state_hash text, content_hash text, integrity_hash text,
+  prev_integrity_hash text, collection_id text, created_at timestamptz, updated_at timestamptz`);
+
+/**
+ * The event bus's group statement (ebus/repo/group-write.ts) inserts the minted objects with
+ * this data-modifying statement, given their JSON rows: objects own the `objects` table.
+ */
+export function insertObjects(rows: SQL): SQL {
+  return sql`INSERT INTO objects (id, organization_id, template_id, owner, metadata, custom, custom_hash,
+        latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped, is_public, nonce,
+        version, state_hash, content_hash, integrity_hash, prev_integrity_hash, collection_id,
+        created_at, updated_at)
+      SELECT * FROM jsonb_to_recordset(${rows}) AS r(${GROUP_OBJECT_COLUMNS})
+      RETURNING 1`;
+}
+
+/**
+ * The group statement's update of the changed objects, each guarded by the version it had
+ * when read (`expected_version`), given their JSON rows.
+ */
+export function updateObjects(rows: SQL): SQL {
+  return sql`UPDATE objects o SET owner = r.owner, metadata = r.metadata, custom = r.custom,
+        custom_hash = r.custom_hash, latitude = r.latitude, longitude = r.longitude,
+        geo_hash = r.geo_hash, is_redeemed = r.is_redeemed, is_dropped = r.is_dropped,
+        nonce = r.nonce, version = r.version, state_hash = r.state_hash,
+        content_hash = r.content_hash, integrity_hash = r.integrity_hash,
+        prev_integrity_hash = r.prev_integrity_hash, updated_at = r.updated_at
+      FROM jsonb_to_recordset(${rows})
+        AS r(${GROUP_OBJECT_COLUMNS}, expected_version integer)
+      WHERE o.id = r.id AND o.version = r.expected_version
+      RETURNING 1`;
+}
+
+/**
+ * objects.is_public is a copy of the template's flag (so the public list needs no join);
+ * it follows the template in the same transaction. Not an object change: no hash or
+ * version moves. With `nowait`, an object another transaction holds fails the statement at
+ * once (SQLSTATE 55P03, `isLockNotAvailable`) instead of waiting for it.
+ */
+export async function setObjectsPublic(
+  exec: Executor,
+  orgId: string,
+  templateId: string,
+  isPublic: boolean,
+  opts: { nowait?: boolean } = {},
+): Promise<void> {
+  const which = sql`organization_id = ${orgId} AND template_id = ${templateId}
+    AND is_public <> ${isPublic}`;
+  await exec.execute(
+    opts.nowait
+      ? sql`UPDATE objects SET is_public = ${isPublic} WHERE id IN (
+          SELECT id FROM objects WHERE ${which} FOR NO KEY UPDATE NOWAIT)`
+      : sql`UPDATE objects SET is_public = ${isPublic} WHERE ${which}`,
+  );
 }

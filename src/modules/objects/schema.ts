@@ -22,7 +22,7 @@ export const ObjectList = ListEnvelope('objects', ObjectRecordSchema);
 export const ObjectIdParams = Type.Object({ id: IdParam('object') });
 export type ObjectIdParams = Static<typeof ObjectIdParams>;
 
-/** GET /public/objects: every filter of spec §4.2 with design.md §5's names. */
+/** GET /public/objects: every filter of docs/objects.md, "The public list". */
 export const PublicObjectsQuery = Type.Object({
   id: Type.Optional(Type.String({ maxLength: 64 })),
   limit: listQueryProperties.limit,

@@ -132,17 +132,6 @@ export async function findWallet(
   return rows[0] ?? null;
 }
 
-/** Makes `orgId` the wallet's default context when it has none yet (a standalone account). */
-export async function setDefaultOrgIfNone(exec: Executor, walletId: string, orgId: string) {
-  await exec.execute(sql`UPDATE wallets SET default_org_id = ${orgId}
-    WHERE id = ${walletId} AND default_org_id IS NULL`);
-}
-
-export async function setDefaultOrg(exec: Executor, walletId: string, orgId: string, now: Date) {
-  await exec.execute(sql`UPDATE wallets SET default_org_id = ${orgId}, updated_at = ${now}
-    WHERE id = ${walletId}`);
-}
-
 export async function updateOrganization(
   exec: Executor,
   orgId: string,
@@ -159,25 +148,130 @@ export async function updateOrganization(
     WHERE id = ${orgId} AND deleted_at IS NULL`);
 }
 
-/** Active members other than `walletId`. */
-export async function countOtherActiveMembers(
-  exec: Executor,
-  orgId: string,
-  walletId: string,
-): Promise<number> {
-  const { rows } = await exec.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM members
-    WHERE organization_id = ${orgId} AND status = 'active'
-      AND wallet_id IS DISTINCT FROM ${walletId}`);
-  return rows[0]?.n ?? 0;
-}
-
-/** Soft delete: the row stays (ledger and deposits refer to it); memberships end. */
+/**
+ * Soft delete: the row stays (ledger and deposits refer to it). Its memberships and the
+ * wallets' default context are ended by their owners (OrganizationService.remove).
+ */
 export async function softDeleteOrganization(exec: Executor, orgId: string, now: Date) {
   await exec.execute(sql`UPDATE organizations SET deleted_at = ${now}, updated_at = ${now}
     WHERE id = ${orgId}`);
-  await exec.execute(sql`UPDATE members SET status = 'removed', invite_token_hash = NULL,
-      updated_at = ${now}
-    WHERE organization_id = ${orgId} AND status <> 'removed'`);
-  await exec.execute(sql`UPDATE wallets SET default_org_id = NULL, updated_at = ${now}
-    WHERE default_org_id = ${orgId}`);
+}
+
+/**
+ * The group statement's (ebus/repo/group-write.ts) debit of each paying organization's fees:
+ * it reads the statement's `fees` and `payers` CTEs and answers `(id, balance_wei,
+ * template_switches, policy_use_seq)` for the debited, live organizations that could pay,
+ * whose spend policies are still the version the group checked (`fees.pv`; null: none
+ * checked). A group that checked policies moves `policy_use_seq` (docs/policies.md).
+ */
+export function debitFees(): SQL {
+  return sql`UPDATE organizations o SET balance_wei = o.balance_wei - f.total,
+        policy_use_seq = o.policy_use_seq + (f.pv IS NOT NULL)::int
+      FROM fees f
+      WHERE o.id = f.id AND o.id IN (SELECT id FROM payers) AND o.deleted_at IS NULL
+        AND o.balance_wei >= f.total AND (f.pv IS NULL OR o.policy_version = f.pv)
+      RETURNING o.id, o.balance_wei, o.template_switches, o.policy_use_seq`;
+}
+
+/**
+ * Marks a switch of one of the organization's templates' visibility on its row
+ * (`template_switches`, migration 0024), waiting for the event bus's groups that hold the
+ * row (each locks it last, to debit the fees, and keeps it until it commits). A group
+ * statement that read the template before this commits and locks the row after it sees the
+ * count moved and fails its guard (ebus/repo/group-write.ts, `fenced`).
+ */
+export async function markTemplateSwitch(exec: Executor, orgId: string): Promise<void> {
+  await exec.execute(sql`UPDATE organizations SET template_switches = template_switches + 1
+    WHERE id = ${orgId}`);
+}
+
+/**
+ * Adds `amountWei` (signed) to the balance unless it would go below zero, in one statement
+ * (`recordLedgerEntry` says why). The balance after, or null when nothing changed.
+ */
+export async function addToBalance(
+  exec: Executor,
+  orgId: string,
+  amountWei: bigint,
+): Promise<bigint | null> {
+  const { rows } = await exec.execute<{ balance_wei: string }>(sql`
+    UPDATE organizations SET balance_wei = balance_wei + ${amountWei.toString()}::numeric
+    WHERE id = ${orgId} AND balance_wei + ${amountWei.toString()}::numeric >= 0
+    RETURNING balance_wei`);
+  return rows[0] ? BigInt(rows[0].balance_wei) : null;
+}
+
+// Columns other modules keep on an organization's row (this module writes them for them):
+// the low-balance threshold and its notices (balance), the spend policies' version (policies).
+
+/** Sets (or with null removes) the threshold; a new threshold is a new crossing to tell. */
+export async function setLowBalance(
+  exec: Executor,
+  orgId: string,
+  wei: bigint | null,
+): Promise<boolean> {
+  const { rows } = await exec.execute(sql`UPDATE organizations
+    SET low_balance_wei = ${wei === null ? null : wei.toString()}::numeric,
+      low_balance_armed = true
+    WHERE id = ${orgId} AND deleted_at IS NULL RETURNING id`);
+  return rows.length > 0;
+}
+
+/** An organization whose balance fell below its threshold, and who to tell. */
+export type LowBalanceNotice = {
+  id: string;
+  name: string;
+  balance_wei: string;
+  low_balance_wei: string;
+  recipients: string[];
+};
+
+/**
+ * One pass of the low-balance notifier, in one statement: arms again every organization at
+ * or above its threshold, then claims (disarms, stamps) those below it that are armed and
+ * were not told in the last 24 hours, skipping rows another process holds. Answers the
+ * claimed ones with the emails of their active owners and admins. An organization below its
+ * threshold but told less than 24 hours ago stays armed and is told once the day has passed.
+ */
+export async function claimLowBalances(
+  exec: Executor,
+  now: Date,
+  limit = 100,
+): Promise<LowBalanceNotice[]> {
+  await exec.execute(sql`UPDATE organizations SET low_balance_armed = true
+    WHERE low_balance_wei IS NOT NULL AND deleted_at IS NULL AND NOT low_balance_armed
+      AND balance_wei >= low_balance_wei`);
+  const since = new Date(now.getTime() - 86_400_000);
+  const { rows } = await exec.execute<LowBalanceNotice>(sql`
+    WITH due AS (
+      SELECT id FROM organizations
+      WHERE low_balance_wei IS NOT NULL AND deleted_at IS NULL AND low_balance_armed
+        AND balance_wei < low_balance_wei
+        AND (low_balance_notified_at IS NULL OR low_balance_notified_at <= ${since})
+      ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE organizations o SET low_balance_armed = false, low_balance_notified_at = ${now}
+      FROM due WHERE o.id = due.id
+      RETURNING o.id, o.name, o.balance_wei::text AS balance_wei,
+        o.low_balance_wei::text AS low_balance_wei
+    )
+    SELECT c.*, coalesce((SELECT array_agg(DISTINCT coalesce(m.email, w.email))
+      FROM members m LEFT JOIN wallets w ON w.id = m.wallet_id
+      WHERE m.organization_id = c.id AND m.status = 'active' AND m.role IN ('owner', 'admin')
+        AND coalesce(m.email, w.email) IS NOT NULL), '{}') AS recipients
+    FROM claimed c`);
+  return rows;
+}
+
+/**
+ * Takes the organization's row lock and moves its policy version (policies/service.ts): every
+ * change of a policy set is ordered with the event bus's groups (which take the same row to
+ * debit) and makes the statements of groups checked against the former set fail their guard.
+ * Answers false when the organization is gone.
+ */
+export async function bumpPolicyVersion(exec: Executor, orgId: string): Promise<boolean> {
+  const { rows } = await exec.execute(sql`UPDATE organizations
+    SET policy_version = policy_version + 1
+    WHERE id = ${orgId} AND deleted_at IS NULL RETURNING id`);
+  return rows.length > 0;
 }

@@ -25,7 +25,7 @@ export function registerOrganizationRoutes(app: App, svc: OrganizationService) {
   app.get(
     '/organizations',
     {
-      config: { permission: 'authenticated' },
+      config: { permission: 'authenticated', idempotent: true },
       schema: {
         tags,
         summary: 'ListOrganizations: the organizations the caller belongs to',
@@ -42,7 +42,7 @@ export function registerOrganizationRoutes(app: App, svc: OrganizationService) {
   app.post(
     '/organizations',
     {
-      config: { permission: 'authenticated' },
+      config: { permission: 'authenticated', idempotent: true },
       schema: {
         tags,
         summary:

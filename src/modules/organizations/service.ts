@@ -1,14 +1,14 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { asDate, asIso } from '../../db/values.js';
 import { failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { parseList, pageOf, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
-import { founderGrant, requireGrant, SELF_SIGNUP_ROLE } from '../../lib/grants.js';
+import { requireGrant, SELF_SIGNUP_ROLE } from '../../lib/grants.js';
 import { isRole, requirePermission, type AuthContext } from '../../lib/permissions.js';
-import type { SessionService, TokenResponse } from '../auth/session-service.js';
-import { insertMember } from '../members/index.js';
+import type { TokenResponse } from '../../lib/tokens.js';
+import { defaultOrganizations } from '../wallets/index.js';
 import { granterIn, requireOrgPermission, resolveOrgAccess } from './access.js';
 import * as repo from './repo.js';
 import type {
@@ -17,6 +17,68 @@ import type {
   Organization,
   UpdateOrganizationInput,
 } from './schema.js';
+
+/** What organizations ask of sign-in (auth's sessions; src/container.ts wires it). */
+export interface OrganizationSessions {
+  /** Tokens in the organization's context (a switch continues the caller's session). */
+  issue(
+    exec: Executor,
+    input: { walletId: string; orgId: string; device: string; ip: string; continues?: string },
+  ): Promise<TokenResponse>;
+  /** Drops what this instance cached about callers (memberships changed). */
+  invalidateAll(): void;
+}
+
+/**
+ * What organizations ask of memberships (members implements it, src/container.ts wires it):
+ * members own the `members` table.
+ */
+export interface OrganizationMembers {
+  /** The founder of a new organization joins it as its owner. */
+  addFounder(
+    exec: Executor,
+    f: { orgId: string; walletId: string; email: string | null; name: string | null; now: Date },
+  ): Promise<void>;
+  /** Active members other than `walletId`. */
+  countOtherActive(exec: Executor, orgId: string, walletId: string): Promise<number>;
+  /** Every membership of a deleted organization ends. */
+  endAll(exec: Executor, orgId: string, now: Date): Promise<void>;
+}
+
+export type { OrganizationRow } from './repo.js';
+
+/**
+ * One live organization with the wallet's role in it (null when not an active member);
+ * `forUpdate` locks its row. Null when there is none.
+ */
+export function findOrganization(
+  exec: Executor,
+  orgId: string,
+  walletId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<repo.OrganizationRow | null> {
+  return repo.findOrganization(exec, orgId, walletId, opts);
+}
+
+/**
+ * Counts a switch of one of the organization's templates' visibility on its row (templates'
+ * visibility switch; the event bus's group statement fences on it, ebus/repo/group-write.ts).
+ */
+export function markTemplateSwitch(exec: Executor, orgId: string): Promise<void> {
+  return repo.markTemplateSwitch(exec, orgId);
+}
+
+/**
+ * Adds `amountWei` (signed) to the organization's balance unless it would go below zero, in
+ * one statement (balance's `recordLedgerEntry`). The balance after, or null when unchanged.
+ */
+export function addToBalance(
+  exec: Executor,
+  orgId: string,
+  amountWei: bigint,
+): Promise<bigint | null> {
+  return repo.addToBalance(exec, orgId, amountWei);
+}
 
 function toOrganization(row: repo.OrganizationRow): Organization {
   return {
@@ -39,7 +101,8 @@ export class OrganizationService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-    private readonly sessions: Pick<SessionService, 'issue' | 'invalidateAll'>,
+    private readonly sessions: OrganizationSessions,
+    private readonly members: OrganizationMembers,
   ) {}
 
   /** The organizations the caller belongs to, with its role in each. */
@@ -93,17 +156,14 @@ export class OrganizationService {
         allowSelfSignup: input.settings?.allow_self_signup ?? false,
         now,
       });
-      await insertMember(tx, {
-        id: newId('member'),
+      await this.members.addFounder(tx, {
         orgId: id,
         walletId: auth.walletId,
         email: wallet.email,
         name: wallet.name,
-        grant: founderGrant(),
-        status: 'active',
         now,
       });
-      await repo.setDefaultOrgIfNone(tx, auth.walletId, id);
+      await defaultOrganizations.setIfNone(tx, auth.walletId, id);
     });
     return { id };
   }
@@ -146,14 +206,17 @@ export class OrganizationService {
       if (balance > 0n) {
         reasons.push(`it still holds a balance of ${formatTokens(balance)} ${NATIVE_TOKEN}`);
       }
-      const others = await repo.countOtherActiveMembers(tx, orgId, auth.walletId);
+      const others = await this.members.countOtherActive(tx, orgId, auth.walletId);
       if (others > 0) {
         reasons.push(`it still has ${others} other active member${others === 1 ? '' : 's'}`);
       }
       if (reasons.length > 0) {
         throw failedPrecondition(`the organization cannot be deleted: ${reasons.join(' and ')}`);
       }
-      await repo.softDeleteOrganization(tx, orgId, this.clock.now());
+      const now = this.clock.now();
+      await repo.softDeleteOrganization(tx, orgId, now);
+      await this.members.endAll(tx, orgId, now);
+      await defaultOrganizations.clearEverywhere(tx, orgId, now);
     });
     this.sessions.invalidateAll();
   }
@@ -171,7 +234,7 @@ export class OrganizationService {
     return this.db.transaction(async (tx) => {
       const row = await repo.findOrganization(tx, orgId, auth.walletId);
       if (!row || row.role === null) throw forbidden('not a member of that organization');
-      await repo.setDefaultOrg(tx, auth.walletId, orgId, this.clock.now());
+      await defaultOrganizations.set(tx, auth.walletId, orgId, this.clock.now());
       return this.sessions.issue(tx, {
         walletId: auth.walletId,
         orgId,
@@ -181,4 +244,31 @@ export class OrganizationService {
       });
     });
   }
+}
+
+export type { LowBalanceNotice } from './repo.js';
+
+/**
+ * Sets (or with null removes) the organization's low-balance threshold (balance's
+ * `setLowBalance`); a new threshold is a new crossing to tell. False when it is gone.
+ */
+export function setLowBalance(exec: Executor, orgId: string, wei: bigint | null): Promise<boolean> {
+  return repo.setLowBalance(exec, orgId, wei);
+}
+
+/**
+ * One pass of the low-balance notifier (balance/low-balance.ts): claims the organizations
+ * below their threshold that are due a notice, with who to tell (see `repo.claimLowBalances`).
+ */
+export function claimLowBalances(
+  exec: Executor,
+  now: Date,
+  limit?: number,
+): Promise<repo.LowBalanceNotice[]> {
+  return repo.claimLowBalances(exec, now, limit);
+}
+
+/** Moves the organization's spend-policy version under its row lock (policies/service.ts). */
+export function bumpPolicyVersion(exec: Executor, orgId: string): Promise<boolean> {
+  return repo.bumpPolicyVersion(exec, orgId);
 }

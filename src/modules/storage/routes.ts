@@ -1,12 +1,20 @@
+import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
 import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
+import { beginAfterBody } from '../../http/idempotency/hook.js';
 import { invalid } from '../../lib/errors.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { StorageService } from './service.js';
 
 const tags = ['storage'];
+
+/** What an upload's Idempotency-Key is bound to: the file's name and bytes, and is_public. */
+function uploadFingerprint(file: { filename: string; bytes: Buffer }, isPublic: boolean): string {
+  const digest = createHash('sha256').update(file.bytes).digest('hex');
+  return JSON.stringify([file.filename, digest, isPublic]);
+}
 
 /**
  * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
@@ -21,7 +29,7 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
     scope.post(
       '/storage/upload',
       {
-        config: { permission: 'storage.create' },
+        config: { permission: 'storage.create', idempotent: true },
         schema: {
           tags,
           summary: 'Upload a file (multipart field `file`; optional field `is_public`)',
@@ -29,7 +37,7 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
           response: { 200: FileRecord },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const auth = authOf(req);
         if (!req.isMultipart()) throw invalid('send the file as multipart/form-data');
         let file: { filename: string; bytes: Buffer } | null = null;
@@ -53,6 +61,8 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
         }
         if (!file)
           throw invalid('the field `file` is required', [{ field: 'file', reason: 'is required' }]);
+        const replayed = await beginAfterBody(req, reply, uploadFingerprint(file, isPublic));
+        if (replayed) return replayed;
         return storage.upload(auth, { ...file, isPublic });
       },
     );

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { ImageSchema } from '../objects/record.js';
+import { ImageSchema } from '../objects/index.js';
 import { IdParam } from '../../lib/ids.js';
 
-/** The image record of spec §2.3, answered by an upload. */
+/** The image record (docs/objects.md, "Files"), answered by an upload. */
 export const FileRecord = ImageSchema;
 
 export const FileIdParams = Type.Object({ id: IdParam('file') });

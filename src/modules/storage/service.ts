@@ -9,7 +9,7 @@ import {
   type AuthContext,
   type Permission,
 } from '../../lib/permissions.js';
-import type { ImageRecord } from '../objects/hashes.js';
+import type { ImageRecord } from '../objects/index.js';
 import type { BlobStore } from './blob-store.js';
 import { ALLOWED_TYPES, detectAllowedType } from './file-types.js';
 import { findFile, insertFile, type FileRow } from './repo.js';

@@ -1,6 +1,6 @@
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { Empty, IdResponse } from '../organizations/schema.js';
+import { Empty, IdResponse } from '../organizations/index.js';
 import type { SupportService } from './service.js';
 import {
   ListSupportMessagesQuery,
@@ -17,7 +17,7 @@ export function registerSupportRoutes(app: App, svc: SupportService) {
   app.post(
     '/support',
     {
-      config: { permission: 'support.create' },
+      config: { permission: 'support.create', idempotent: true },
       schema: {
         tags,
         summary: 'SendSupportMessage',

@@ -11,28 +11,9 @@ import {
   type ListSpec,
   type ParsedList,
 } from '../../lib/list.js';
-import type { Face } from '../objects/hashes.js';
+import type { Face, TemplateRow } from './types.js';
 
-/** A row of `templates`. */
-export type TemplateRow = {
-  id: string;
-  organization_id: string;
-  name: string;
-  description: string;
-  category: string;
-  faces: Face[];
-  actions: string[];
-  custom_schema: Record<string, unknown> | null;
-  is_public: boolean;
-  /**
-   * Counts the changes of name, description, category and faces, what an object's chain
-   * hashes (1 at creation); each version is kept in `template_versions`. Set by the database
-   * (migration 0020's trigger), whatever writes the row.
-   */
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-};
+export type { TemplateRow } from './types.js';
 
 function templateRow(row: TemplateRow): TemplateRow {
   row.created_at = asDate(row.created_at);
@@ -76,6 +57,25 @@ export async function findPublicTemplateVersion(
     WHERE v.template_id = ${templateId} AND v.version = ${version} AND t.is_public`);
   const row = rows[0];
   return row ? { ...row, created_at: asDate(row.created_at) } : null;
+}
+
+/**
+ * An organization's template's versions, newest first, older than `before` (when given);
+ * one more than `limit` is read to tell whether there are more.
+ */
+export async function listTemplateVersions(
+  exec: Executor,
+  orgId: string,
+  templateId: string,
+  q: { limit: number; before?: number | undefined },
+): Promise<TemplateVersionRow[]> {
+  const older = q.before === undefined ? sql`` : sql`AND v.version < ${q.before}`;
+  const { rows } = await exec.execute<TemplateVersionRow>(sql`
+    SELECT v.template_id, v.version, v.name, v.description, v.category, v.faces, v.created_at
+    FROM template_versions v JOIN templates t ON t.id = v.template_id
+    WHERE v.template_id = ${templateId} AND t.organization_id = ${orgId} ${older}
+    ORDER BY v.version DESC LIMIT ${q.limit + 1}`);
+  return rows.map((r) => ({ ...r, created_at: asDate(r.created_at) }));
 }
 
 /** One template of an organization, optionally locked for an update. */
@@ -146,41 +146,6 @@ export async function saveTemplate(exec: Executor, t: TemplateRow): Promise<void
     custom_schema = ${t.custom_schema === null ? null : JSON.stringify(t.custom_schema)}::jsonb,
     is_public = ${t.is_public}, updated_at = ${t.updated_at}
     WHERE organization_id = ${t.organization_id} AND id = ${t.id}`);
-}
-
-/**
- * objects.is_public is a copy of the template's flag (so the public list needs no join);
- * it follows the template in the same transaction. Not an object change: no hash or
- * version moves. With `nowait`, an object another transaction holds fails the statement at
- * once (SQLSTATE 55P03, `isLockNotAvailable`) instead of waiting for it.
- */
-export async function setObjectsPublic(
-  exec: Executor,
-  orgId: string,
-  templateId: string,
-  isPublic: boolean,
-  opts: { nowait?: boolean } = {},
-): Promise<void> {
-  const which = sql`organization_id = ${orgId} AND template_id = ${templateId}
-    AND is_public <> ${isPublic}`;
-  await exec.execute(
-    opts.nowait
-      ? sql`UPDATE objects SET is_public = ${isPublic} WHERE id IN (
-          SELECT id FROM objects WHERE ${which} FOR NO KEY UPDATE NOWAIT)`
-      : sql`UPDATE objects SET is_public = ${isPublic} WHERE ${which}`,
-  );
-}
-
-/**
- * Marks a switch of one of the organization's templates' visibility on its row
- * (`template_switches`, migration 0024), waiting for the event bus's groups that hold the
- * row (each locks it last, to debit the fees, and keeps it until it commits). A group
- * statement that read the template before this commits and locks the row after it sees the
- * count moved and fails its guard (ebus/repo/group-write.ts, `fenced`).
- */
-export async function markTemplateSwitch(exec: Executor, orgId: string): Promise<void> {
-  await exec.execute(sql`UPDATE organizations SET template_switches = template_switches + 1
-    WHERE id = ${orgId}`);
 }
 
 /** True when a statement could not take a row lock at once (NOWAIT, SQLSTATE 55P03). */

@@ -7,7 +7,9 @@ import {
   TemplateIdParams,
   TemplateList,
   TemplateRecord,
+  TemplateVersionList,
   TemplateVersionParams,
+  TemplateVersionsQuery,
   TemplateVersionRecord,
   UpdateTemplateInput,
 } from './schema.js';
@@ -19,7 +21,7 @@ export function registerTemplateRoutes(app: App, templates: TemplateService) {
   app.post(
     '/templates',
     {
-      config: { permission: 'templates.create' },
+      config: { permission: 'templates.create', idempotent: true },
       schema: {
         tags,
         summary: 'Create a template',
@@ -102,5 +104,20 @@ export function registerTemplateRoutes(app: App, templates: TemplateService) {
       },
     },
     async (req) => templates.getPublicVersion(req.params.id, req.params.version),
+  );
+
+  app.get(
+    '/templates/:id/versions',
+    {
+      config: { permission: 'templates.read' },
+      schema: {
+        tags,
+        summary: "A template's versions (what object chains hashed), newest first",
+        params: TemplateIdParams,
+        querystring: TemplateVersionsQuery,
+        response: { 200: TemplateVersionList },
+      },
+    },
+    async (req) => templates.listVersions(authOf(req), req.params.id, req.query),
   );
 }

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { IdParam } from '../../lib/ids.js';
 
-/** The action names a template may allow (design.md §5). */
+/** The action names a template may allow (docs/objects.md, "Templates"). */
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
 export type ActionName = (typeof ACTION_NAMES)[number];
 
@@ -125,3 +125,16 @@ export const TemplateVersionRecord = Type.Object({
   when_created: Type.String({ format: 'date-time', description: 'when this version began' }),
 });
 export type TemplateVersionRecord = Static<typeof TemplateVersionRecord>;
+
+export const TemplateVersionsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'default 20' })),
+  before: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'only versions older' }),
+  ),
+});
+
+/** `GET /templates/{id}/versions`: newest first; page on with `before` = the last version. */
+export const TemplateVersionList = Type.Object({
+  versions: Type.Array(TemplateVersionRecord),
+  has_more: Type.Boolean(),
+});

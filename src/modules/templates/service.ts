@@ -1,13 +1,15 @@
 import type { Db, Executor } from '../../db/pool.js';
+import type { RowRunner } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { notFound, unavailable } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOfDated, parseList, type Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
-import type { Face } from '../objects/hashes.js';
+import type { Face } from './types.js';
 import { checkCustomSchema } from './custom-schema.js';
+import { markTemplateSwitch } from '../organizations/index.js';
 import * as repo from './repo.js';
-import type { TemplateRow } from './repo.js';
+import type { TemplateRow } from './types.js';
 import type {
   CreateTemplateInput,
   ListTemplatesQuery,
@@ -17,6 +19,14 @@ import type {
 } from './schema.js';
 
 export { validateCustom, type CustomCheck } from './custom-schema.js';
+
+/** Faces and actions of the given public templates (the public object list shows them). */
+export function publicFacesAndActions(
+  run: RowRunner,
+  templateIds: string[],
+): Promise<repo.FacesActionsRow[]> {
+  return repo.publicFacesAndActions(run, templateIds);
+}
 
 export function toTemplateRecord(row: TemplateRow): TemplateRecord {
   return {
@@ -90,14 +100,29 @@ const SWITCH_ATTEMPTS = 20;
  * organization waits only for step 3, the objects minted meanwhile.
  */
 async function switchVisibility(
+  objects: TemplateObjects,
   tx: Executor,
   orgId: string,
   templateId: string,
   isPublic: boolean,
 ): Promise<void> {
-  await repo.setObjectsPublic(tx, orgId, templateId, isPublic);
-  await repo.markTemplateSwitch(tx, orgId);
-  await repo.setObjectsPublic(tx, orgId, templateId, isPublic, { nowait: true });
+  await objects.setPublic(tx, orgId, templateId, isPublic);
+  await markTemplateSwitch(tx, orgId);
+  await objects.setPublic(tx, orgId, templateId, isPublic, { nowait: true });
+}
+
+/**
+ * What templates ask of objects (objects implement it, src/container.ts wires it): objects
+ * sit above templates and own the `objects` table, whose is_public copies the template's flag.
+ */
+export interface TemplateObjects {
+  setPublic(
+    exec: Executor,
+    orgId: string,
+    templateId: string,
+    isPublic: boolean,
+    opts?: { nowait?: boolean },
+  ): Promise<void>;
 }
 
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
@@ -105,11 +130,15 @@ function laterThan(now: Date, prev: Date): Date {
   return now.getTime() > prev.getTime() ? now : new Date(prev.getTime() + 1);
 }
 
-/** Templates: what objects are minted from (design.md §5). No delete: objects refer to them. */
+/**
+ * Templates: what objects are minted from (docs/objects.md, "Templates"). No delete: objects refer
+ * to them.
+ */
 export class TemplateService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly objects: TemplateObjects,
   ) {}
 
   /** Creates a template in the caller's organization. */
@@ -174,15 +203,21 @@ export class TemplateService {
   async getPublicVersion(id: string, version: number): Promise<TemplateVersionRecord> {
     const row = await repo.findPublicTemplateVersion(this.db, id, version);
     if (!row) throw notFound('template version');
-    return {
-      template_id: row.template_id,
-      version: row.version,
-      name: row.name,
-      description: row.description,
-      category: row.category,
-      faces: row.faces,
-      when_created: row.created_at.toISOString(),
-    };
+    return toVersionRecord(row);
+  }
+
+  /** The versions of one of the caller's organization's templates, newest first. */
+  async listVersions(
+    auth: AuthContext,
+    id: string,
+    q: { limit?: number | undefined; before?: number | undefined },
+  ): Promise<{ versions: TemplateVersionRecord[]; has_more: boolean }> {
+    requirePermission(auth, 'templates.read');
+    const orgId = requireOrg(auth);
+    if (!(await repo.findTemplate(this.db, orgId, id))) throw notFound('template');
+    const limit = q.limit ?? 20;
+    const rows = await repo.listTemplateVersions(this.db, orgId, id, { limit, before: q.before });
+    return { versions: rows.slice(0, limit).map(toVersionRecord), has_more: rows.length > limit };
   }
 
   /**
@@ -227,7 +262,20 @@ export class TemplateService {
       updated_at: laterThan(this.clock.now(), row.updated_at),
     };
     await repo.saveTemplate(tx, next);
-    if (next.is_public !== row.is_public) await switchVisibility(tx, orgId, id, next.is_public);
+    if (next.is_public !== row.is_public)
+      await switchVisibility(this.objects, tx, orgId, id, next.is_public);
     return toTemplateRecord(next);
   }
+}
+
+function toVersionRecord(row: repo.TemplateVersionRow): TemplateVersionRecord {
+  return {
+    template_id: row.template_id,
+    version: row.version,
+    name: row.name,
+    description: row.description,
+    category: row.category,
+    faces: row.faces,
+    when_created: row.created_at.toISOString(),
+  };
 }

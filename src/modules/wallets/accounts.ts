@@ -29,6 +29,38 @@ export interface NewCredential {
   transports?: string[];
 }
 
+/**
+ * What wallets ask of memberships (the members module implements it, src/container.ts wires
+ * it): wallets sit below organizations and members, so they neither read organizations nor
+ * write members themselves.
+ */
+export interface WalletMemberships {
+  /** The live organization and whether it lets anyone sign up; null when there is none. */
+  organizationEntry(
+    exec: Executor,
+    orgId: string,
+  ): Promise<{ id: string; name: string; allow_self_signup: boolean } | null>;
+  /** The wallet's active role in the organization, or null. */
+  activeRole(exec: Executor, orgId: string, walletId: string): Promise<string | null>;
+  /** An active membership joined at sign-in, with the role `requireGrant` let it have. */
+  join(
+    exec: Executor,
+    m: {
+      id: string;
+      orgId: string;
+      walletId: string;
+      email: string | null;
+      name: string | null;
+      grant: RoleGrant;
+      now: Date;
+    },
+  ): Promise<void>;
+  /** Accepted invitations sent to this email, not bound yet, now belong to the wallet. */
+  bindInvitations(exec: Executor, walletId: string, email: string, now: Date): Promise<void>;
+}
+
+export type { Confirmation, CredentialRow, CredentialType, WalletRow } from './repo.js';
+
 const PASSWORD: NewCredential = { type: 'password', label: 'password', externalId: null };
 
 /**
@@ -40,6 +72,7 @@ export class Accounts {
   constructor(
     private readonly clock: Clock,
     readonly notices: AddressNotices,
+    private readonly memberships: WalletMemberships,
   ) {}
 
   /** A new wallet (and its password credential, `credentialId`, when it has a password). */
@@ -75,7 +108,7 @@ export class Accounts {
     const credentialId = input.passwordHash
       ? await this.addCredential(tx, id, PASSWORD)
       : undefined;
-    if (email && input.emailConfirmed) await repo.bindInvitations(tx, id, email, now);
+    if (email && input.emailConfirmed) await this.memberships.bindInvitations(tx, id, email, now);
     return { id, address, credentialId };
   }
 
@@ -104,9 +137,20 @@ export class Accounts {
     if (outcome === 'confirmed' && onFirstProof) await onFirstProof();
     if (outcome === 'confirmed' && channel === 'email') {
       const wallet = await repo.findWallet(exec, { id: walletId });
-      if (wallet?.email) await repo.bindInvitations(exec, walletId, wallet.email, now);
+      if (wallet?.email) await this.memberships.bindInvitations(exec, walletId, wallet.email, now);
     }
     return outcome;
+  }
+
+  /**
+   * What a sign-up page shows before any passkey or wallet prompt: the organization's name,
+   * when it allows self sign-up. Any other id (unknown, deleted, closed) is the same 404, so
+   * the answer tells no more than that the organization takes sign-ups.
+   */
+  async openOrganization(exec: Executor, orgId: string): Promise<{ id: string; name: string }> {
+    const org = await this.memberships.organizationEntry(exec, orgId);
+    if (!org?.allow_self_signup) throw notFound('organization open to sign-up');
+    return { id: orgId, name: org.name };
   }
 
   /**
@@ -114,7 +158,7 @@ export class Accounts {
    * 403 when it does not allow self sign-up (unless `admitted` says the caller may add it).
    */
   async requireOpenOrganization(exec: Executor, orgId: string, admitted = false): Promise<void> {
-    const org = await repo.findOrganization(exec, orgId);
+    const org = await this.memberships.organizationEntry(exec, orgId);
     if (!org) throw notFound('organization');
     if (!org.allow_self_signup && !admitted) {
       throw forbidden('this organization does not allow self sign-up');
@@ -122,7 +166,7 @@ export class Accounts {
   }
 
   /**
-   * The organization a sign-in acts in (design.md §4). Given one: the wallet must be a
+   * The organization a sign-in acts in (docs/auth.md, top). Given one: the wallet must be a
    * member, or joins with the role of `admitted` (a caller's grant that passed its ceiling,
    * src/lib/grants.ts) or, where self sign-up is allowed, as SELF_SIGNUP_ROLE. Not given:
    * the wallet's last context while still a member, else none.
@@ -136,17 +180,17 @@ export class Accounts {
     if (orgId === undefined) {
       const wallet = await repo.findWallet(tx, { id: walletId });
       const last = wallet?.default_org_id ?? null;
-      if (last && (await repo.activeRole(tx, last, walletId))) return last;
+      if (last && (await this.memberships.activeRole(tx, last, walletId))) return last;
       return null;
     }
-    const org = await repo.findOrganization(tx, orgId);
+    const org = await this.memberships.organizationEntry(tx, orgId);
     if (!org) throw notFound('organization');
-    if (!(await repo.activeRole(tx, orgId, walletId))) {
+    if (!(await this.memberships.activeRole(tx, orgId, walletId))) {
       if (!org.allow_self_signup && !admitted) {
         throw forbidden('this organization does not allow self sign-up');
       }
       const wallet = await repo.findWallet(tx, { id: walletId });
-      await repo.insertMember(tx, {
+      await this.memberships.join(tx, {
         id: newId('member'),
         orgId,
         walletId,

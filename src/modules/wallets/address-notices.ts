@@ -2,7 +2,7 @@ import type { BaseLogger } from 'pino';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import type { MessageSender } from '../notify/sender.js';
+import type { MessageSender } from '../notify/index.js';
 import { recipientOf, type Contact } from './contact.js';
 import { countNoticesSince, findHolder, insertNotice } from './repo.js';
 

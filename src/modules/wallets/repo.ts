@@ -1,7 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import type { Contact } from './contact.js';
-import type { RoleGrant } from '../../lib/grants.js';
 
 // Wallets are not owned by one organization (a wallet is a member of many), so these
 // queries are scoped by wallet id instead; membership queries name the organization.
@@ -33,8 +32,6 @@ export type CredentialRow = {
   transports: string[];
   created_at: Date | string;
 };
-
-export type OrganizationRow = { id: string; allow_self_signup: boolean };
 
 const WALLET_COLUMNS = sql`id, address, email, phone_number, name, password_hash,
   email_confirmed_at, phone_confirmed_at, default_org_id, created_at`;
@@ -143,22 +140,28 @@ export async function setDefaultOrganization(exec: Executor, walletId: string, o
     WHERE id = ${walletId} AND default_org_id IS DISTINCT FROM ${orgId}`);
 }
 
+/** Makes `orgId` the wallet's default context when it has none yet (a standalone account). */
+export async function setDefaultOrgIfNone(exec: Executor, walletId: string, orgId: string) {
+  await exec.execute(sql`UPDATE wallets SET default_org_id = ${orgId}
+    WHERE id = ${walletId} AND default_org_id IS NULL`);
+}
+
+/** Makes `orgId` the wallet's default context (an organization switch). */
+export async function setDefaultOrg(exec: Executor, walletId: string, orgId: string, now: Date) {
+  await exec.execute(sql`UPDATE wallets SET default_org_id = ${orgId}, updated_at = ${now}
+    WHERE id = ${walletId}`);
+}
+
+/** No wallet signs in to a deleted organization by default any more. */
+export async function clearDefaultOrgEverywhere(exec: Executor, orgId: string, now: Date) {
+  await exec.execute(sql`UPDATE wallets SET default_org_id = NULL, updated_at = ${now}
+    WHERE default_org_id = ${orgId}`);
+}
+
 /** The wallet no longer signs in to any organization by default. */
 export async function clearDefaultOrganization(exec: Executor, walletId: string, now: Date) {
   await exec.execute(sql`UPDATE wallets SET default_org_id = NULL, updated_at = ${now}
     WHERE id = ${walletId} AND default_org_id IS NOT NULL`);
-}
-
-/**
- * Accepted invitations sent to this email that no wallet had confirmed now belong to the wallet
- * that just confirmed it (never to one that only names it). An organization the wallet is
- * already a member of keeps that membership; the invitation stays unbound there.
- */
-export async function bindInvitations(exec: Executor, walletId: string, email: string, now: Date) {
-  await exec.execute(sql`UPDATE members m SET wallet_id = ${walletId}, updated_at = ${now}
-    WHERE lower(m.email) = ${email} AND m.wallet_id IS NULL AND m.status = 'active'
-      AND NOT EXISTS (SELECT 1 FROM members x WHERE x.organization_id = m.organization_id
-        AND x.wallet_id = ${walletId} AND x.status <> 'removed')`);
 }
 
 export interface NewCredential {
@@ -283,41 +286,6 @@ export async function updateSignCount(exec: Executor, id: string, signCount: num
   await exec.execute(sql`UPDATE credentials SET sign_count = ${signCount} WHERE id = ${id}`);
 }
 
-export async function findOrganization(
-  exec: Executor,
-  orgId: string,
-): Promise<OrganizationRow | null> {
-  const { rows } = await exec.execute<OrganizationRow>(sql`SELECT id,
-      COALESCE((settings->>'allow_self_signup')::boolean, false) AS allow_self_signup
-    FROM organizations WHERE id = ${orgId} AND deleted_at IS NULL`);
-  return rows[0] ?? null;
-}
-
-export async function activeRole(exec: Executor, orgId: string, walletId: string) {
-  const { rows } = await exec.execute<{ role: string }>(sql`SELECT role FROM members
-    WHERE organization_id = ${orgId} AND wallet_id = ${walletId} AND status = 'active'`);
-  return rows[0]?.role ?? null;
-}
-
-/** An active membership joined at sign-in, with the role `requireGrant` let it have. */
-export async function insertMember(
-  exec: Executor,
-  m: {
-    id: string;
-    orgId: string;
-    walletId: string;
-    email: string | null;
-    name: string | null;
-    grant: RoleGrant;
-    now: Date;
-  },
-) {
-  await exec.execute(sql`INSERT INTO members
-      (id, organization_id, wallet_id, email, name, role, status, created_at, updated_at)
-    VALUES (${m.id}, ${m.orgId}, ${m.walletId}, ${m.email}, ${m.name}, ${m.grant.role},
-      'active', ${m.now}, ${m.now})`);
-}
-
 /** Notices of this kind sent to this address since `since`. */
 export async function countNoticesSince(
   exec: Executor,
@@ -337,4 +305,26 @@ export async function insertNotice(
 ): Promise<void> {
   await exec.execute(sql`INSERT INTO address_notices (id, recipient, kind, created_at)
     VALUES (${n.id}, ${n.recipient}, ${n.kind}, ${n.now})`);
+}
+
+/**
+ * The group statement's (ebus/repo/group-write.ts) advance of the signer wallets' nonces,
+ * each guarded by the nonce it read, given JSON rows `(id, expected, next_nonce)`.
+ */
+export function advanceNonces(rows: SQL): SQL {
+  return sql`UPDATE wallets wl SET next_nonce = r.next_nonce
+      FROM jsonb_to_recordset(${rows}) AS r(id text, expected bigint, next_nonce bigint)
+      WHERE wl.id = r.id AND wl.next_nonce = r.expected
+      RETURNING 1`;
+}
+
+/**
+ * The group statement's update of the signing passkeys' sign counts (never lowered), given
+ * JSON rows `(id, sign_count)`.
+ */
+export function raiseSignCounts(rows: SQL): SQL {
+  return sql`UPDATE credentials c SET sign_count = GREATEST(c.sign_count, r.sign_count)
+      FROM jsonb_to_recordset(${rows}) AS r(id text, sign_count bigint)
+      WHERE c.id = r.id
+      RETURNING 1`;
 }

@@ -6,9 +6,18 @@ import { requireOrg, requirePermission, type AuthContext } from '../../lib/permi
 import * as deliveries from './repo/deliveries.js';
 import type { DeliveryRow } from './repo/deliveries.js';
 import { findWebhook } from './repo/webhooks.js';
-import type { Delivery, DeliveryList, ListEventsQuery, ReplayInput } from './schema.js';
+import type {
+  Delivery,
+  DeliveryList,
+  ListEventsQuery,
+  ListOrganizationEventsQuery,
+  ReplayInput,
+} from './schema.js';
 
-/** Replay covers at most this range and this many deliveries per call (design.md §7). */
+/**
+ * Replay covers at most this range and this many deliveries per call (docs/webhooks.md, "The
+ * delivery log, redelivery and replay").
+ */
 export const MAX_REPLAY_RANGE_MS = 31 * 24 * 3_600_000;
 export const MAX_REPLAY_DELIVERIES = 10_000;
 
@@ -54,9 +63,36 @@ export class DeliveryLogService {
   }
 
   /**
+   * The deliveries of all the organization's webhooks (not deleted ones), newest first by
+   * default; `status=open` lists those not delivered yet or that ended without delivery.
+   */
+  async listForOrganization(
+    auth: AuthContext,
+    query: ListOrganizationEventsQuery,
+  ): Promise<DeliveryList> {
+    requirePermission(auth, 'webhooks.read');
+    const orgId = requireOrg(auth);
+    const page = parseList(query, deliveries.DELIVERY_LIST);
+    const statuses =
+      query.status === undefined
+        ? undefined
+        : query.status === 'open'
+          ? deliveries.OPEN_STATUSES
+          : [query.status];
+    const rows = await deliveries.listOrganizationDeliveries(this.db, orgId, page, query, statuses);
+    const out = pageOf(
+      rows,
+      page,
+      (r) => r.created_at,
+      (r) => r.id,
+    );
+    return { events: out.items.map(toDelivery), next: out.next, has_more: out.has_more };
+  }
+
+  /**
    * Queues one new attempt of a `failed` or `stopped` delivery, with the same event id;
    * any other status is 400 code 9. The webhook must be active: an inactive one gets
-   * nothing (spec §3), so it is switched on first.
+   * nothing (docs/webhooks.md, "Answers, retries and statuses"), so it is switched on first.
    */
   async redeliver(auth: AuthContext, webhookId: string, eventId: string): Promise<Delivery> {
     requirePermission(auth, 'webhooks.update');

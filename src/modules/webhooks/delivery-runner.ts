@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import { tracing } from '../../lib/tracing.js';
 import type { DeliveryClient } from './http-client/delivery-client.js';
 import {
   claimDue,
@@ -16,11 +17,17 @@ import { failQueued } from './repo/deliveries.js';
 export type { ClaimedDelivery, Outcome };
 import { signatureHeader } from './signing/sign.js';
 
-/** Waits before the second, third and fourth attempt (spec §3: about 2, 4 and 8 minutes). */
+/**
+ * Waits before the second, third and fourth attempt (docs/webhooks.md, "Answers, retries and
+ * statuses").
+ */
 export const RETRY_DELAYS_MS = [2 * 60_000, 4 * 60_000, 8 * 60_000] as const;
 /** ± this share of each wait, so receivers coming back are not hit by every retry at once. */
 export const RETRY_JITTER = 0.1;
-/** Failed or stopped deliveries within a rolling hour that switch a webhook off (spec §3). */
+/**
+ * Failed or stopped deliveries within a rolling hour that switch a webhook off (docs/webhooks.md,
+ * "Answers, retries and statuses").
+ */
 export const DEACTIVATE_AFTER = 3;
 /** How long a claim lasts: well beyond one attempt's 10 s. */
 export const LEASE_MS = 60_000;
@@ -28,7 +35,7 @@ export const LEASE_MS = 60_000;
 export const EVENT_TYPE = 'action.executed';
 
 /**
- * The body of a delivery (design.md §7), the same bytes on every attempt: what
+ * The body of a delivery (docs/webhooks.md, "What is sent"), the same bytes on every attempt: what
  * `JSON.stringify({id, type, event, when_created})` writes, with the stored event text put in
  * as it is (it is the JSON the service wrote, so it is not parsed and written out again).
  */
@@ -71,10 +78,32 @@ export class DeliveryRunner {
     return handed.map((d) => ({ ...d, status: 'pending' as const, round_attempts: 0, live: true }));
   }
 
-  /** Sends one claimed delivery and answers what to record. Never throws. */
+  /**
+   * Sends one claimed delivery and answers what to record. Never throws. With tracing on,
+   * the attempt is a span continuing the trace its outbox row names (src/lib/tracing.ts).
+   */
   async attempt(d: ClaimedDelivery): Promise<Outcome> {
+    const t = tracing();
+    if (!t) return this.send(d);
+    const span = t.startDelivery(d.trace_parent, {
+      'ons.webhook_id': d.webhook_id,
+      'ons.delivery_id': d.id,
+      'ons.delivery.attempt': d.round_attempts + 1,
+    });
+    const outcome = await this.send(d);
+    span.set({
+      'ons.delivery.status': outcome.status,
+      ...(outcome.attempt?.status_code != null
+        ? { 'http.response.status_code': outcome.attempt.status_code }
+        : {}),
+    });
+    span.end(outcome.attempt?.error ? new Error(outcome.attempt.error) : undefined);
+    return outcome;
+  }
+
+  private async send(d: ClaimedDelivery): Promise<Outcome> {
     if (!d.live) {
-      // Switched off or deleted after it was queued: nothing is sent (design.md §7).
+      // Switched off or deleted after it was queued: nothing is sent (docs/webhooks.md).
       return {
         id: d.id,
         claim_id: d.claim_id,

@@ -8,6 +8,7 @@ import {
   Empty,
   EventParams,
   ListEventsQuery,
+  ListOrganizationEventsQuery,
   ListWebhooksQuery,
   Queued,
   ReplayInput,
@@ -25,7 +26,7 @@ export function registerWebhookRoutes(app: App, webhooks: WebhookService, log: D
   app.post(
     '/webhooks',
     {
-      config: { permission: 'webhooks.create' },
+      config: { permission: 'webhooks.create', idempotent: true },
       schema: {
         tags,
         summary: 'Create a webhook (the signing key is shown only here)',
@@ -48,6 +49,21 @@ export function registerWebhookRoutes(app: App, webhooks: WebhookService, log: D
       },
     },
     async (req) => webhooks.list(authOf(req), req.query),
+  );
+
+  app.get(
+    '/webhooks/events',
+    {
+      config: { permission: 'webhooks.read' },
+      schema: {
+        tags,
+        summary:
+          "List the deliveries of all the organization's webhooks (status=open: those not delivered)",
+        querystring: ListOrganizationEventsQuery,
+        response: { 200: DeliveryList },
+      },
+    },
+    async (req) => log.listForOrganization(authOf(req), req.query),
   );
 
   app.get(

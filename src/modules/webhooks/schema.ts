@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { IdParam } from '../../lib/ids.js';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
-import { ActionNameSchema as ActionName } from '../ebus/schema.js';
+import { ActionNameSchema as ActionName } from '../ebus/index.js';
 import { MAX_URL_LENGTH } from './http-client/url-check.js';
 
-/** Spec §6.9, §8. */
+/** docs/webhooks.md, "Managing webhooks" and "Rules". */
 export const MAX_WEBHOOKS = 5;
 export const MAX_RULES = 20;
 export const MAX_ADDRESSES = 100;
@@ -47,7 +47,10 @@ export const CreateWebhookInput = Type.Object(
 );
 export type CreateWebhookInput = Static<typeof CreateWebhookInput>;
 
-/** PUT is partial: the fields given replace, the others stay (design.md §7). */
+/**
+ * PUT is partial: the fields given replace, the others stay (docs/webhooks.md, "Managing
+ * webhooks").
+ */
 export const UpdateWebhookInput = Type.Object(
   {
     url: Type.Optional(Url),
@@ -109,6 +112,19 @@ export const ListEventsQuery = Type.Object({
   status: Type.Optional(DeliveryStatus),
 });
 export type ListEventsQuery = Static<typeof ListEventsQuery>;
+
+/** `open`: every delivery not delivered yet or that ended without delivery (all but `done`). */
+export const OpenStatus = Type.Literal('open');
+
+export const ListOrganizationEventsQuery = Type.Object({
+  ...listQueryProperties,
+  status: Type.Optional(
+    Type.Union([DeliveryStatus, OpenStatus], {
+      description: 'one status, or `open`: every status but `done`',
+    }),
+  ),
+});
+export type ListOrganizationEventsQuery = Static<typeof ListOrganizationEventsQuery>;
 
 export const Attempt = Type.Object({
   when_created: DateTime,

@@ -5,7 +5,7 @@ import { invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
-import { getTemplateForAction } from '../templates/service.js';
+import { getTemplateForAction } from '../templates/index.js';
 import type { AddressPolicy, HostResolver } from './http-client/address-policy.js';
 import { refusedUrl } from './http-client/url-check.js';
 import { failQueued } from './repo/deliveries.js';
@@ -99,7 +99,7 @@ export class WebhookService {
 
   /**
    * Replaces the fields given. Switching a webhook off fails its queued deliveries;
-   * switching it on again delivers only actions applied from then on (design.md §7).
+   * switching it on again delivers only actions applied from then on (docs/webhooks.md).
    */
   async update(auth: AuthContext, id: string, input: UpdateWebhookInput): Promise<Webhook> {
     requirePermission(auth, 'webhooks.update');

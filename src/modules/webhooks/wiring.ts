@@ -9,7 +9,7 @@ import { systemResolver, type HostResolver } from './http-client/address-policy.
 import { DeliveryClient } from './http-client/delivery-client.js';
 import { DeliveryHandoff } from './handoff.js';
 import { webhookOutboxHook } from './outbox-hook.js';
-import type { ApplyHooks } from '../ebus/hooks.js';
+import type { ApplyHooks } from '../ebus/index.js';
 import { WebhookService } from './service.js';
 
 export interface Webhooks {

@@ -9,6 +9,7 @@ import {
   orderBy,
   type ParsedList,
 } from '../../../lib/list.js';
+import { adoptWaitingActions, moveActionsToBatch } from '../../ebus/index.js';
 import { JOIN_LOCK } from './join.js';
 import {
   COLUMNS,
@@ -198,18 +199,14 @@ export async function restartEmpty(
       next_capacity = ${r.nextCapacity}, updated_at = ${r.now}
     WHERE id = ${id}`);
   if (formerNextId !== null) {
-    await exec.execute(
-      sql`UPDATE action_logs SET batch_id = ${id} WHERE batch_id = ${formerNextId}`,
-    );
+    await moveActionsToBatch(exec, formerNextId, id);
   }
   await adoptWaiting(exec, id, r.seqStart, r.capacity);
 }
 
 /** The actions of the batch's range logged while no batch could take them join it. */
 export async function adoptWaiting(exec: Executor, id: string, seqStart: number, capacity: number) {
-  await exec.execute(sql`
-    UPDATE action_logs SET batch_id = ${id}
-    WHERE batch_id IS NULL AND seq >= ${seqStart} AND seq < ${seqStart + capacity}`);
+  await adoptWaitingActions(exec, id, seqStart, capacity);
 }
 
 /** Seals a building batch: no action joins it any more. */

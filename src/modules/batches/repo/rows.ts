@@ -44,6 +44,8 @@ export interface BatchRow {
   superseded_ipfs_urls: string[];
   /** Its published content still shows private actions: the sealer re-publishes it. */
   republish: boolean;
+  /** The transparency log's size after its actions (migration 0027); null until appended. */
+  log_tree_size: number | null;
   proof: BatchProof | null;
   proof_id: string | null;
   error: string | null;
@@ -64,6 +66,7 @@ export type RawBatch = Omit<
   BatchRow,
   | 'sequence'
   | 'seq_start'
+  | 'log_tree_size'
   | 'next_attempt_at'
   | 'sealed_at'
   | 'challenge_window_end'
@@ -73,6 +76,7 @@ export type RawBatch = Omit<
 > & {
   sequence: number | string;
   seq_start: number | string;
+  log_tree_size: number | string | null;
   next_attempt_at: DbTime | null;
   sealed_at: DbTime | null;
   challenge_window_end: DbTime | null;
@@ -85,7 +89,7 @@ export const COLUMNS =
   sql.raw(`id, sequence, status, seq_start, capacity, next_id, next_capacity, version, hash, prev_hash,
   integrity_root, prev_integrity_root, actions_hash, commitment, actions_count,
   total_fee_wei::text AS total_fee_wei, ipfs_url, private_actions, superseded_ipfs_urls,
-  republish, proof, proof_id, error,
+  republish, log_tree_size, proof, proof_id, error,
   sender, l2_tx_hash, l2_finalization_tx_hash, attempts, next_attempt_at, sealed_at,
   challenge_window_end, completed_at, created_at, updated_at`);
 
@@ -96,6 +100,7 @@ export function toRow(r: RawBatch): BatchRow {
     ...r,
     sequence: asNumber(r.sequence),
     seq_start: asNumber(r.seq_start),
+    log_tree_size: r.log_tree_size === null ? null : asNumber(r.log_tree_size),
     next_attempt_at: maybeDate(r.next_attempt_at),
     sealed_at: maybeDate(r.sealed_at),
     challenge_window_end: maybeDate(r.challenge_window_end),

@@ -38,7 +38,7 @@ export async function findBySequence(exec: Executor, sequence: number): Promise<
   return rows[0] ?? null;
 }
 
-/** A sealed batch's header (design.md §6) with its hash and content CID. */
+/** A sealed batch's header (docs/batches.md, "The formulas") with its hash and content CID. */
 export type SealedHeader = Omit<BatchHeader, 'id' | 'sequence' | 'when_created'> & {
   hash: string;
   ipfs_url: string;
@@ -194,4 +194,9 @@ export async function saveRepublished(
       republish = false, updated_at = ${r.now}
     WHERE id = ${id} AND republish AND ipfs_url = ${r.formerIpfsUrl}`);
   return (rowCount ?? 0) > 0;
+}
+
+/** The transparency log's size once this batch's actions are in it (log/service.ts). */
+export async function setLogTreeSize(exec: Executor, batchId: string, size: number) {
+  await exec.execute(sql`UPDATE batches SET log_tree_size = ${size} WHERE id = ${batchId}`);
 }

@@ -11,13 +11,28 @@ import {
 } from '../../../lib/list.js';
 import type { ActionLogRecord } from '../types.js';
 
-export type ActionLogRow = Omit<ActionLogRecord, 'when_created'> & { created_at: Date };
+export type ActionLogRow = Omit<ActionLogRecord, 'when_created' | 'log_index'> & {
+  created_at: Date;
+  log_index?: number | string | null;
+};
+
+const withLogIndex = (r: ActionLogRow): ActionLogRow => ({
+  ...r,
+  nonce: asNumber(r.nonce),
+  created_at: asDate(r.created_at),
+  log_index: r.log_index === null || r.log_index === undefined ? null : asNumber(r.log_index),
+});
 
 /** The columns of an action log record, for every query that answers one. */
 const ACTION_LOG_COLUMNS =
   sql.raw(`id, hash, name, wallet, organization_id, signature_type, signature, nonce,
   params, expires, object_id, template_id, template_version, fee_wei::text AS fee_wei, batch_id,
   created_at`);
+
+/** An action log record's place in the transparency log (the log module's table, read only). */
+const LOG_INDEX =
+  sql.raw(`(SELECT e.log_index FROM log_entries e WHERE e.action_id = action_logs.id)
+  AS log_index`);
 
 export const ACTION_LOG_LIST: ListSpec = {
   sortable: { when_created: { column: sql`created_at`, type: 'timestamp' as const } },
@@ -34,7 +49,7 @@ export interface ActionLogFilters {
   query: Record<string, unknown>;
 }
 
-/** One page of the organization's action log (list conventions of design.md §3). */
+/** One page of the organization's action log (docs/api.md, "Lists"). */
 export async function listActionLogs(
   exec: Executor,
   orgId: string,
@@ -52,8 +67,9 @@ export async function listActionLogs(
     ...dateFilters(f.query, sql`created_at`),
   ]);
   const { rows } = await exec.execute<ActionLogRow>(sql`
-    SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
-  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
+    SELECT ${ACTION_LOG_COLUMNS}, ${LOG_INDEX} FROM action_logs WHERE ${where} ${orderBy(p)}
+    LIMIT ${p.limit + 1}`);
+  return rows.map(withLogIndex);
 }
 
 /**
@@ -72,8 +88,9 @@ export async function listObjectActionLogs(
     ...dateFilters(query, sql`created_at`),
   ]);
   const { rows } = await exec.execute<ActionLogRow>(sql`
-    SELECT ${ACTION_LOG_COLUMNS} FROM action_logs WHERE ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
-  return rows.map((r) => ({ ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) }));
+    SELECT ${ACTION_LOG_COLUMNS}, ${LOG_INDEX} FROM action_logs WHERE ${where} ${orderBy(p)}
+    LIMIT ${p.limit + 1}`);
+  return rows.map(withLogIndex);
 }
 
 /**
@@ -130,4 +147,21 @@ export async function listBatchLeaves(exec: Executor, batchId: string): Promise<
     SELECT id, hash, integrity_hash, object_id, organization_id, ${IS_PRIVATE} FROM action_logs
     WHERE batch_id = ${batchId} ORDER BY seq`);
   return rows;
+}
+
+/** The actions that joined batch `fromId` join batch `toId` instead (a batch restarted). */
+export async function moveActionsToBatch(exec: Executor, fromId: string, toId: string) {
+  await exec.execute(sql`UPDATE action_logs SET batch_id = ${toId} WHERE batch_id = ${fromId}`);
+}
+
+/** The actions of a batch's range logged while no batch could take them join it. */
+export async function adoptWaitingActions(
+  exec: Executor,
+  id: string,
+  seqStart: number,
+  capacity: number,
+) {
+  await exec.execute(sql`
+    UPDATE action_logs SET batch_id = ${id}
+    WHERE batch_id IS NULL AND seq >= ${seqStart} AND seq < ${seqStart + capacity}`);
 }

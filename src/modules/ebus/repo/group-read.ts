@@ -2,13 +2,13 @@ import { sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
 import type { RowRunner } from '../../../db/prepared.js';
 import { asDate } from '../../../db/values.js';
-import type { TemplateInfo } from '../../objects/actions/types.js';
-import type { ObjectState } from '../../objects/record.js';
-import { credentialKey } from '../plan.js';
+import type { TemplateInfo } from '../../objects/index.js';
+import type { ObjectState } from '../../objects/index.js';
+import { credentialKey } from '../group-items.js';
 import type { SigningCredential } from '../types.js';
 
 /**
- * What a group's checks read before they run (design.md §8): the paying organizations'
+ * What a group's checks read before they run (docs/ebus.md, "Inside"): the paying organizations'
  * balances, the signer wallets' next nonces, the objects and the templates. The locked path
  * reads it under row locks (`lockGroupInputs`, then `lockObjects` in lookups.ts); the
  * optimistic path reads only what its cache lacks, without locks (`readGroupInputsQuery`).

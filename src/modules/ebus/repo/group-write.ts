@@ -1,12 +1,20 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { RowRunner } from '../../../db/prepared.js';
-import type { TemplateInfo } from '../../objects/actions/types.js';
-import type { ObjectState } from '../../objects/record.js';
+import {
+  insertObjects,
+  updateObjects,
+  type ObjectState,
+  type TemplateInfo,
+} from '../../objects/index.js';
+import { policyUseCte, type PolicyCharge } from '../../policies/index.js';
+import { debitFees } from '../../organizations/index.js';
+import { insertFeeLedgerRows } from '../../balance/index.js';
+import { advanceNonces, raiseSignCounts } from '../../wallets/index.js';
 import type { ActionLogRecord } from '../types.js';
 
 /**
- * The writes of one group (design.md §8) as ONE statement: new and changed objects, action
- * log rows, wallet nonces, passkey sign counts, the hooks' rows (batches, webhooks), the
+ * The writes of one group (docs/ebus.md, "Inside") as ONE statement: new and changed objects,
+ * action log rows, wallet nonces, passkey sign counts, the hooks' rows (batches, webhooks), the
  * debit of the organization's balance and the ledger rows. Every write that depends on state
  * read earlier is guarded by it (a wallet's nonce, an object's version, a template's
  * content, a balance that covers the fees, the signing credentials not removed: a removal
@@ -39,13 +47,23 @@ export interface GroupCharge {
   totalFeeWei: bigint;
   /** One row per applied action, in order; `after_offset_wei` is what later rows still debit. */
   ledger: { id: string; amount_wei: string; after_offset_wei: string; ref_id: string }[];
+  /** Its spend policies' version and added use (docs/policies.md); none: not checked. */
+  policy?: PolicyCharge;
 }
 
 /**
  * A data-modifying statement with a RETURNING clause that a hook adds (hooks.ts); in the
  * object form, the rows it returned are handed to `committed` once the group has committed.
  */
-export type HookStatement = SQL | CollectedStatement;
+export type HookStatement = SQL | CollectedStatement | GuardStatement;
+
+/**
+ * A condition the statement must find true, or it aborts like any other guard (ONS01): what
+ * a hook left out on the strength of what it remembers must still be so (hooks.ts).
+ */
+export interface GuardStatement {
+  guard: SQL;
+}
 
 export interface CollectedStatement {
   collect: SQL;
@@ -59,7 +77,9 @@ export interface CollectedStatement {
   committed(rows: unknown[]): void;
 }
 
-const statementOf = (h: HookStatement): SQL => ('collect' in h ? h.collect : h);
+type WritingStatement = SQL | CollectedStatement;
+const isGuard = (h: HookStatement): h is GuardStatement => 'guard' in h;
+const statementOf = (h: WritingStatement): SQL => ('collect' in h ? h.collect : h);
 
 /**
  * The batch a group's actions join (hooks.ts): a SELECT evaluated once per group
@@ -75,6 +95,8 @@ export type BatchJoin = SQL;
 export interface GroupResult {
   /** What each paying organization holds after its debit. */
   balances: Map<string, bigint>;
+  /** Each paying organization's `policy_use_seq` after the statement (docs/policies.md). */
+  useSeqs: Map<string, string>;
   /** The batch the group's actions joined (null: none open). */
   batchId: string | null;
   /**
@@ -96,12 +118,6 @@ export class GroupGuardFailed extends Error {
     super(message);
   }
 }
-
-const OBJECT_COLUMNS = sql.raw(`id text, organization_id text, template_id text, owner text,
-  metadata jsonb, custom jsonb, custom_hash text, latitude float8, longitude float8, geo_hash text,
-  ownership_claimed boolean, is_redeemed boolean, is_dropped boolean, is_public boolean,
-  nonce integer, version integer, state_hash text, content_hash text, integrity_hash text,
-  prev_integrity_hash text, collection_id text, created_at timestamptz, updated_at timestamptz`);
 
 const LOG_FIELDS = sql.raw(`id, organization_id, hash, name, wallet_id, wallet, signature_type,
   signature, nonce, params, expires, object_id, template_id, template_version, fee_wei,
@@ -143,11 +159,18 @@ export function groupStatement(
   batchJoin: BatchJoin | null,
   fenced: readonly string[] = [],
 ): SQL {
-  const fees = charges.map((c) => ({ id: c.orgId, total: c.totalFeeWei.toString() }));
+  const fees = charges.map((c) => ({
+    id: c.orgId,
+    total: c.totalFeeWei.toString(),
+    pv: c.policy?.version ?? null,
+  }));
+  const uses = charges.flatMap((c) => c.policy?.uses ?? []);
   const ledger = charges.flatMap((c) => c.ledger.map((l) => ({ ...l, org_id: c.orgId })));
-  const hookCtes = hooks.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${statementOf(h)})`);
-  const hookCounts = hooks.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
-  const collected = hooks.flatMap((h, i) => {
+  const writing = hooks.filter((h): h is WritingStatement => !isGuard(h));
+  const guards = hooks.filter(isGuard).map((h) => sql` AND (${h.guard})`);
+  const hookCtes = writing.map((h, i) => sql`, ${sql.raw(`hook_${i}`)} AS (${statementOf(h)})`);
+  const hookCounts = writing.map((_, i) => sql` + (SELECT count(*) FROM ${sql.raw(`hook_${i}`)})`);
+  const collected = writing.flatMap((h, i) => {
     if (!('collect' in h)) return [];
     const cte = sql.raw(`hook_${i}`);
     return [h.readBack ? sql`(${h.readBack(cte)})` : sql`(SELECT json_agg(h) FROM ${cte} h)`];
@@ -173,23 +196,9 @@ export function groupStatement(
       SELECT j.id, j.seq_end, j.next_id, j.next_end
       FROM (SELECT 1) AS one LEFT JOIN (${join}) AS j ON true
     ), new_objects AS (
-      INSERT INTO objects (id, organization_id, template_id, owner, metadata, custom, custom_hash,
-        latitude, longitude, geo_hash, ownership_claimed, is_redeemed, is_dropped, is_public, nonce,
-        version, state_hash, content_hash, integrity_hash, prev_integrity_hash, collection_id,
-        created_at, updated_at)
-      SELECT * FROM jsonb_to_recordset(${json(w.newObjects)}) AS r(${OBJECT_COLUMNS})
-      RETURNING 1
+      ${insertObjects(json(w.newObjects))}
     ), changed_objects AS (
-      UPDATE objects o SET owner = r.owner, metadata = r.metadata, custom = r.custom,
-        custom_hash = r.custom_hash, latitude = r.latitude, longitude = r.longitude,
-        geo_hash = r.geo_hash, is_redeemed = r.is_redeemed, is_dropped = r.is_dropped,
-        nonce = r.nonce, version = r.version, state_hash = r.state_hash,
-        content_hash = r.content_hash, integrity_hash = r.integrity_hash,
-        prev_integrity_hash = r.prev_integrity_hash, updated_at = r.updated_at
-      FROM jsonb_to_recordset(${json(w.changedObjects)})
-        AS r(${OBJECT_COLUMNS}, expected_version integer)
-      WHERE o.id = r.id AND o.version = r.expected_version
-      RETURNING 1
+      ${updateObjects(json(w.changedObjects))}
     ), logs AS (
       INSERT INTO action_logs (id, organization_id, hash, name, wallet_id, wallet, signature_type,
         signature, nonce, params, expires, object_id, template_id, template_version, fee_wei,
@@ -213,15 +222,9 @@ export function groupStatement(
       ) AS r
       RETURNING id, batch_id
     ), nonces AS (
-      UPDATE wallets wl SET next_nonce = r.next_nonce
-      FROM jsonb_to_recordset(${json(w.nonces)}) AS r(id text, expected bigint, next_nonce bigint)
-      WHERE wl.id = r.id AND wl.next_nonce = r.expected
-      RETURNING 1
+      ${advanceNonces(json(w.nonces))}
     ), sign_counts AS (
-      UPDATE credentials c SET sign_count = GREATEST(c.sign_count, r.sign_count)
-      FROM jsonb_to_recordset(${json(w.signCounts)}) AS r(id text, sign_count bigint)
-      WHERE c.id = r.id
-      RETURNING 1
+      ${raiseSignCounts(json(w.signCounts))}
     ), templates_unchanged AS (
       SELECT count(*) AS n FROM templates t
       JOIN jsonb_to_recordset(${json(templates)}) AS r(id text, organization_id text, name text,
@@ -239,37 +242,30 @@ export function groupStatement(
         ON c.type = r.type AND c.external_id = r.external_id AND c.wallet_id = r.wallet_id
       WHERE c.removed_at IS NULL
     )${sql.join(hookCtes)}, fees AS (
-      SELECT * FROM jsonb_to_recordset(${json(fees)}) AS r(id text, total numeric)
+      SELECT * FROM jsonb_to_recordset(${json(fees)}) AS r(id text, total numeric, pv bigint)
     )${fenceCte}, payers AS (
       SELECT o.id FROM organizations o WHERE o.id IN (SELECT id FROM fees)
       ORDER BY o.id FOR NO KEY UPDATE
     ), debit AS (
-      UPDATE organizations o SET balance_wei = o.balance_wei - f.total
-      FROM fees f
-      WHERE o.id = f.id AND o.id IN (SELECT id FROM payers) AND o.deleted_at IS NULL
-        AND o.balance_wei >= f.total
-      RETURNING o.id, o.balance_wei, o.template_switches
+      ${debitFees()}
     ), ledger AS (
-      INSERT INTO ledger_entries (id, organization_id, kind, amount_wei, balance_after_wei, ref_id, created_at)
-      SELECT r.id, d.id, 'action_fee', r.amount_wei::numeric,
-        d.balance_wei + r.after_offset_wei::numeric, r.ref_id, ${now.toISOString()}::timestamptz
-      FROM jsonb_to_recordset(${json(ledger)}) AS r(id text, org_id text, amount_wei text,
-        after_offset_wei text, ref_id text)
-      JOIN debit d ON d.id = r.org_id
-      RETURNING 1
-    )
+      ${insertFeeLedgerRows(json(ledger), now)}
+    ), policy_use AS (${policyUseCte(uses, sql`debit`)})
     SELECT
       (SELECT count(*) FROM new_objects) + (SELECT count(*) FROM logs)
         + (SELECT count(*) FROM sign_counts)${sql.join(hookCounts)} AS written,
       ons_group_guard(
         (SELECT count(*) FROM nonces) = ${w.nonces.length}::int,
-        (SELECT count(*) FROM changed_objects) = ${w.changedObjects.length}::int,
+        (SELECT count(*) FROM changed_objects) = ${w.changedObjects.length}::int${sql.join(guards)},
         (SELECT n FROM templates_unchanged) = ${templates.length}::int${fenceHeld},
         (SELECT count(*) FROM debit) = ${fees.length}::int,
         (SELECT n FROM credentials_live) = ${w.credentials.length}::int
+          -- The policies' caps over their windows still hold (checked once the debit held).
+          AND ((SELECT count(*) FROM debit) <> ${fees.length}::int
+            OR (SELECT count(*) FROM policy_use WHERE ok) = ${uses.length}::int)
       ) AS ok,
-      (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text)) FROM debit)
-        AS balances,
+      (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text,
+        'use_seq', policy_use_seq::text)) FROM debit) AS balances,
       (SELECT id FROM group_batch) AS batch_id,
       (SELECT json_object_agg(id, batch_id) FROM logs
         WHERE batch_id IS DISTINCT FROM (SELECT id FROM group_batch)) AS overflow,
@@ -287,7 +283,7 @@ export async function runGroupStatement(
 ): Promise<GroupResult> {
   try {
     const rows = await run<{
-      balances: { id: string; balance: string }[] | null;
+      balances: { id: string; balance: string; use_seq: string }[] | null;
       batch_id: string | null;
       overflow: Record<string, string | null> | null;
       collected: (unknown[] | null)[];
@@ -296,6 +292,7 @@ export async function runGroupStatement(
     const takers = hooks.filter((h): h is CollectedStatement => 'collect' in h);
     return {
       balances: new Map((row.balances ?? []).map((b) => [b.id, BigInt(b.balance)])),
+      useSeqs: new Map((row.balances ?? []).map((b) => [b.id, b.use_seq])),
       batchId: row.batch_id,
       overflow: new Map(Object.entries(row.overflow ?? {})),
       afterCommit: () => takers.forEach((h, i) => h.committed(row.collected[i] ?? [])),

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
 import { asDate, asNumber } from '../../../db/values.js';
-import type { TemplateInfo } from '../../objects/actions/types.js';
-import type { ObjectState } from '../../objects/record.js';
+import type { TemplateInfo } from '../../objects/index.js';
+import type { ObjectState } from '../../objects/index.js';
 
 /**
  * The event bus's lookups. Those that name a wallet or credential are network-wide (an

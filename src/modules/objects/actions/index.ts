@@ -8,10 +8,10 @@ import type { ActionRule, RuleInput, RuleResult } from './types.js';
 import { update } from './update.js';
 
 /**
- * The rights and state transitions of each action (design.md §5), one file per action. Each
- * rule is a pure function of the object as it stands, its template and the signer: no I/O,
- * so the event bus's group committer runs them over many actions inside one statement
- * (src/modules/ebus/plan.ts).
+ * The rights and state transitions of each action (docs/ebus.md, "Actions and their params"), one
+ * file per action. Each rule is a pure function of the object as it stands, its template and the
+ * signer: no I/O, so the event bus's group committer runs them over many actions inside one
+ * statement (src/modules/ebus/plan.ts).
  */
 export const ACTION_RULES: Readonly<Record<ActionName, ActionRule>> = {
   mint,

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 
-/** The six actions of design.md §5. */
+/** The six actions (docs/ebus.md, "Actions and their params"). */
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
 export type ActionName = (typeof ACTION_NAMES)[number];
 
@@ -44,8 +44,9 @@ export type MetadataInput = Static<typeof MetadataInput>;
 const Custom = Type.Object({}, { additionalProperties: true, maxProperties: 256 });
 
 /**
- * Params of each action (design.md §5). The event bus's service checks them (`paramsCheckers`,
- * ebus/schema.ts) before anything else, per item, so a batch refuses one item.
+ * Params of each action (docs/ebus.md, "Actions and their params"). The event bus's service checks
+ * them (`paramsCheckers`, ebus/schema.ts) before anything else, per item, so a batch refuses one
+ * item.
  */
 export const ActionParams = {
   mint: Type.Object(

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Which addresses a webhook may reach (spec §2.5, design.md §7). An allow-list: public
+ * Which addresses a webhook may reach (docs/webhooks.md, "Addresses"). An allow-list: public
  * unicast IPv4, and IPv6 in the global unicast block 2000::/3 that is none of the special
  * ranges (NAT64, 6to4, Teredo, documentation…). Everything else is refused, so a range
  * nobody thought of is refused too.

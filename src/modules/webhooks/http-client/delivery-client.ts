@@ -1,10 +1,11 @@
 import type { LookupAddress } from 'node:dns';
+import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { refusedAddress, type AddressPolicy, type HostResolver } from './address-policy.js';
 
-/** Spec §6.4: ten seconds to answer completely. */
+/** Ten seconds to answer completely (docs/webhooks.md, "Answers, retries and statuses"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** What is read of an answer's body before it is dropped: nothing in it matters. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -37,10 +38,10 @@ type LookupCallback = (
 ) => void;
 
 /**
- * The one way deliveries reach the outside (design.md §1, SSRF): undici with a
- * `connect.lookup` that resolves the host and checks every address it answers before the
- * socket connects to one of them, so a name that resolved to a public address when saved
- * and to a private one now (DNS rebinding) never gets a connection. Redirects are never
+ * The one way deliveries reach the outside (docs/architecture.md, "Choices of the stack"; SSRF):
+ * undici with a `connect.lookup` that resolves the host and checks every address it answers
+ * before the socket connects to one of them, so a name that resolved to a public address when
+ * saved and to a private one now (DNS rebinding) never gets a connection. Redirects are never
  * followed (an answer is just its status). Keep-alive connections are reused per receiver.
  */
 export class DeliveryClient {
@@ -97,15 +98,28 @@ export class DeliveryClient {
       if (why)
         return { statusCode: null, error: `${host} is ${why}; not connected`, durationMs: took() };
     }
+    // The whole attempt's deadline: one timer, cleared when the answer is read. (undici takes
+    // an emitter as its abort signal; an AbortSignal.timeout per attempt is not cleared and
+    // its timer fired, made an exception and aborted a finished request, seconds later: about
+    // a tenth of a delivery's cost. docs/performance.md, "Webhooks".)
+    const abort = new EventEmitter();
+    let timedOut = false;
+    const deadline = setTimeout(() => {
+      timedOut = true;
+      abort.emit('abort');
+    }, this.timeoutMs);
+    // Like AbortSignal.timeout's: it never keeps the process alive by itself.
+    deadline.unref();
     try {
       const res = await request(url, {
         method: 'POST',
         headers,
         body,
         dispatcher: this.agent,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: abort,
       });
       await res.body.dump({ limit: MAX_ANSWER_BYTES });
+      if (timedOut) return { statusCode: null, error: this.late(), durationMs: took() };
       const code = res.statusCode;
       if (code >= 200 && code < 300) return { statusCode: code, error: null, durationMs: took() };
       const error =
@@ -114,8 +128,18 @@ export class DeliveryClient {
           : `answered ${code}`;
       return { statusCode: code, error, durationMs: took() };
     } catch (err) {
-      return { statusCode: null, error: this.describe(err), durationMs: took() };
+      return {
+        statusCode: null,
+        error: timedOut ? this.late() : this.describe(err),
+        durationMs: took(),
+      };
+    } finally {
+      clearTimeout(deadline);
     }
+  }
+
+  private late(): string {
+    return `no complete answer within ${this.timeoutMs / 1000} s`;
   }
 
   async close(): Promise<void> {
@@ -133,7 +157,7 @@ export class DeliveryClient {
       e.code === 'UND_ERR_BODY_TIMEOUT' ||
       e.code === 'UND_ERR_CONNECT_TIMEOUT'
     ) {
-      return `no complete answer within ${this.timeoutMs / 1000} s`;
+      return this.late();
     }
     const code = e.code ?? cause?.code;
     // Only the error's kind and the library's text: never a stack.

@@ -11,9 +11,9 @@ function writtenHost(raw: string): string | null {
 const DOTTED_QUAD = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 /**
- * Null when `raw` may be saved as a webhook address, else the reason (spec §2.5): `https`
- * only, no username or password, and a host whose every address is public. An IPv4 address
- * must be written as a plain dotted quad: decimal, hex, octal and short spellings are
+ * Null when `raw` may be saved as a webhook address, else the reason (docs/webhooks.md,
+ * "Addresses"): `https` only, no username or password, and a host whose every address is public. An
+ * IPv4 address must be written as a plain dotted quad: decimal, hex, octal and short spellings are
  * refused even when they name a public address, since filters elsewhere (proxies, logs,
  * humans) read them differently.
  */

@@ -32,6 +32,8 @@ export interface ClaimedDelivery {
   previous_key: Buffer | null;
   /** False when the webhook was switched off or deleted since the delivery was queued. */
   live: boolean;
+  /** The trace the delivery continues (src/lib/tracing.ts); null when queued untraced. */
+  trace_parent: string | null;
 }
 
 type RawClaimed = Omit<ClaimedDelivery, 'created_at'> & { created_at: DbTime };
@@ -67,10 +69,11 @@ export interface ClaimRequest {
 }
 
 /**
- * Takes due deliveries for one worker (design.md §7): `FOR UPDATE SKIP LOCKED`, so workers
- * in any number of processes never take the same row, and a lease (`leased_until`), so a
- * worker that dies mid-attempt loses nothing: the row is due again when the lease ends. At most `room` rows per webhook, and webhooks without room are not
- * even looked at, so a hanging receiver's backlog cannot crowd out the others.
+ * Takes due deliveries for one worker (docs/webhooks.md, "Where deliveries are sent from"): `FOR
+ * UPDATE SKIP LOCKED`, so workers in any number of processes never take the same row, and a lease
+ * (`leased_until`), so a worker that dies mid-attempt loses nothing: the row is due again when the
+ * lease ends. At most `room` rows per webhook, and webhooks without room are not even looked at, so
+ * a hanging receiver's backlog cannot crowd out the others.
  */
 export async function claimDue(exec: Executor, r: ClaimRequest): Promise<ClaimedDelivery[]> {
   const rooms = [...r.rooms].map(([webhook_id, room]) => ({ webhook_id, room }));
@@ -101,7 +104,8 @@ export async function claimDue(exec: Executor, r: ClaimRequest): Promise<Claimed
     ), claimed AS (
       UPDATE webhook_deliveries d SET leased_until = ${r.leaseUntil}, claim_id = ${r.claimId}
       FROM locked l, ${ASYNC_COMMIT} WHERE d.id = l.id
-      RETURNING d.id, d.webhook_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at
+      RETURNING d.id, d.webhook_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at,
+        d.trace_parent
     )
     SELECT c.*, w.url, w.signing_key,
       CASE WHEN w.previous_key_until > ${r.now} THEN w.previous_signing_key END AS previous_key,
@@ -155,8 +159,9 @@ export async function recordOutcomes(
 
 /**
  * Switches off each of `webhookIds` that has `threshold` deliveries `failed` or `stopped`
- * within the hour before `now` since it was last switched on (spec §3); answers those
- * switched off. The row lock of the UPDATE serialises two workers deciding for one webhook.
+ * within the hour before `now` since it was last switched on (docs/webhooks.md, "Answers, retries
+ * and statuses"); answers those switched off. The row lock of the UPDATE serialises two workers
+ * deciding for one webhook.
  */
 export async function deactivateFailing(
   exec: Executor,

@@ -14,7 +14,7 @@ import type { Attempt, DeliveryStatus } from '../schema.js';
 /** Paging of the list: newest first by creation, then id. */
 export const DELIVERY_LIST = byCreation();
 
-/** A delivery as the log shows it (design.md §7). */
+/** A delivery as the log shows it (docs/webhooks.md, "The delivery log, redelivery and replay"). */
 export interface DeliveryRow {
   id: string;
   webhook_id: string;
@@ -52,6 +52,42 @@ export async function listDeliveries(
     sql`webhook_id = ${webhookId}`,
     sql`organization_id = ${orgId}`,
     status !== undefined ? sql`status = ${status}` : undefined,
+    ...dateFilters(query, sql`created_at`),
+    keysetCondition(page),
+  ]);
+  const { rows } = await exec.execute<RawDelivery>(
+    sql`SELECT ${COLUMNS} FROM webhook_deliveries WHERE ${where} ${orderBy(page)}
+      LIMIT ${page.limit + 1}`,
+  );
+  return rows.map(toRow);
+}
+
+/** The statuses `status=open` lists: not delivered yet, or ended without delivery. */
+export const OPEN_STATUSES: readonly DeliveryStatus[] = [
+  'pending',
+  'retrying',
+  'failed',
+  'stopped',
+];
+
+/**
+ * The deliveries of every webhook of the organization that is not deleted (a deleted one's
+ * page is gone, and so is what it could redeliver), newest first by default.
+ */
+export async function listOrganizationDeliveries(
+  exec: Executor,
+  orgId: string,
+  page: ParsedList,
+  query: Record<string, unknown>,
+  statuses: readonly DeliveryStatus[] | undefined,
+): Promise<DeliveryRow[]> {
+  const where = and([
+    sql`organization_id = ${orgId}`,
+    sql`webhook_id IN (SELECT id FROM webhooks
+      WHERE organization_id = ${orgId} AND deleted_at IS NULL)`,
+    statuses !== undefined
+      ? sql`status IN (SELECT jsonb_array_elements_text(${JSON.stringify(statuses)}::jsonb))`
+      : undefined,
     ...dateFilters(query, sql`created_at`),
     keysetCondition(page),
   ]);
@@ -123,7 +159,7 @@ export async function requeueRange(
 }
 
 /**
- * Ends the queued deliveries of a webhook that was switched off or deleted (design.md §7:
+ * Ends the queued deliveries of a webhook that was switched off or deleted (docs/webhooks.md:
  * they are `failed`). A worker's claim on one is void from here on.
  */
 export async function failQueued(

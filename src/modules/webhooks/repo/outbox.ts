@@ -20,6 +20,8 @@ export interface OutboxAction {
   ea: string;
   /** the object as applied, as JSON */
   eo: string;
+  /** the W3C traceparent of the request that sent the action (tracing on only) */
+  tp?: string;
 }
 
 /** A delivery as {@link handedRows} reads it back. */
@@ -49,14 +51,15 @@ export function handedRows(rows: SQL): SQL {
 }
 
 /**
- * The outbox rows of a group (design.md §7): one delivery per applied action per active
- * webhook of its organization with a matching rule. Rules are ORed (EXISTS over them), the
- * fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
+ * The outbox rows of a group (docs/webhooks.md, "What is sent"): one delivery per applied action
+ * per active webhook of its organization with a matching rule. Rules are ORed (EXISTS over them),
+ * the fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
  * still gets one row. A data-modifying statement with RETURNING, for the group statement's
  * CTEs (src/modules/ebus/hooks.ts). The event is text put together from the JSON the
  * service wrote (nothing is parsed), so its bytes are the body's; the action's `batch_id`
  * comes from the group statement's `logs` rows (the batch it joined). With `claim`, the rows
  * are written claimed by it (as claimDue would), for this process's worker to send at once.
+ * `trace_parent` is the action's `tp` (NULL with tracing off): the trace its delivery continues.
  */
 export function outboxInsert(
   actions: readonly OutboxAction[],
@@ -67,13 +70,14 @@ export function outboxInsert(
     : sql`NULL::timestamptz`;
   return sql`
     INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
-      next_attempt_at, leased_until, claim_id, created_at, updated_at)
+      next_attempt_at, leased_until, claim_id, created_at, updated_at, trace_parent)
     SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a,
       '{"action":' || r.ea || ',"batch_id":' || coalesce(to_json(l.batch_id)::text, 'null')
         || '},"object":' || r.eo || '}',
-      'pending', r.c, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c
+      'pending', r.c, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c, r.tp
     FROM json_to_recordset(${JSON.stringify(actions)}::json)
-      AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, ea text, eo text)
+      AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, ea text, eo text,
+        tp text)
     JOIN logs l ON l.id = r.a
     CROSS JOIN LATERAL (
       SELECT wh.id AS webhook_id, row_number() OVER (ORDER BY wh.id) AS n
@@ -86,4 +90,20 @@ export function outboxInsert(
             AND (x -> 'addresses' = '[]'::jsonb OR x -> 'addresses' ? r.w))
     ) m
     RETURNING id, webhook_id, action_id, created_at`;
+}
+
+/** Which of these organizations have an active webhook (rows `organization_id`). */
+export function withActiveWebhooks(orgIds: readonly string[]): SQL {
+  return sql`
+    SELECT DISTINCT wh.organization_id FROM webhooks wh
+    WHERE wh.organization_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(orgIds)}::jsonb))
+      AND wh.is_active AND wh.deleted_at IS NULL`;
+}
+
+/**
+ * A group statement's guard (ebus hooks): none of these organizations has an active webhook
+ * in the statement's snapshot, so leaving their actions out of the outbox lost nothing.
+ */
+export function noActiveWebhooks(orgIds: readonly string[]): SQL {
+  return sql`NOT EXISTS (${withActiveWebhooks(orgIds)})`;
 }

@@ -1,6 +1,9 @@
 import { createHmac } from 'node:crypto';
 
-/** HMAC-SHA256 over `{t}.{body}`, keyed with the raw key bytes, as lowercase hex (spec §6.3). */
+/**
+ * HMAC-SHA256 over `{t}.{body}`, keyed with the raw key bytes, as lowercase hex (docs/webhooks.md,
+ * "Checking the signature").
+ */
 export function signatureOf(key: Uint8Array, timestamp: number, body: string | Uint8Array): string {
   const mac = createHmac('sha256', key);
   mac.update(`${timestamp}.`);

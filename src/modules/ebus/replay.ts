@@ -1,0 +1,126 @@
+import type { Executor } from '../../db/pool.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
+import {
+  GENESIS_HASH,
+  objectRules,
+  reapplyAction,
+  type ActionName,
+  type ObjectRecord,
+  type ObjectState,
+  type TemplateInfo,
+} from '../objects/index.js';
+import { toActionLogRecord } from './action-logs.js';
+import {
+  findLoggedAction,
+  findObjectActions,
+  findObjectState,
+  findTemplateVersions,
+  type LoggedActionRow,
+} from './repo/replay.js';
+import type { SignatureBody } from './schema.js';
+import type { ActionLogRecord } from './types.js';
+
+/** How many actions of one object a replay walks at most to rebuild the state one left. */
+const MAX_CHAIN = 10_000;
+
+/** What an already applied action answered: its log record and the object as it left it. */
+export interface ReplayedAction {
+  action: ActionLogRecord;
+  object: ObjectRecord;
+}
+
+/** The signature as the action log keeps it (the same form plan.ts writes). */
+function loggedSignature(s: SignatureBody): ActionLogRecord['signature'] {
+  if (s.type === 'eoa') return s.signature;
+  const r = s.credential.response;
+  return {
+    credential_id: s.credential.id,
+    authenticator_data: r.authenticatorData,
+    client_data_json: r.clientDataJSON,
+    signature: r.signature,
+  };
+}
+
+function sameSignature(logged: ActionLogRecord['signature'], given: SignatureBody): boolean {
+  try {
+    return canonicalJson(logged) === canonicalJson(loggedSignature(given));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A signed action is its own idempotency key: when the exact signed text (its hash) with
+ * the same signature was already applied in this organization, the answer it gave — the
+ * log record and the object as that action left it. Called only once an action has been
+ * refused (its nonce used, expired, a passkey counter that no longer moves…), so the
+ * normal path pays nothing. Null when it was not applied (the refusal stands).
+ */
+export async function findReplay(
+  exec: Executor,
+  orgId: string,
+  hash: string,
+  signature: SignatureBody,
+): Promise<ReplayedAction | null> {
+  const row = await findLoggedAction(exec, orgId, hash);
+  if (!row || !row.object_id || !row.integrity_hash) return null;
+  if (!sameSignature(row.signature, signature)) return null;
+  const object = await objectAsLeftBy(exec, row);
+  if (!object) return null;
+  const { prev_integrity_hash: _p, integrity_hash: _i, ...log } = row;
+  return { action: toActionLogRecord(log), object: objectRules.record(object) };
+}
+
+/**
+ * The object as the logged action left it: the object itself when nothing changed it
+ * since, else rebuilt by applying its logged actions from the mint with the template
+ * version each was applied with, every step checked against the integrity hash it left.
+ * Null when the chain cannot be rebuilt (the refusal then stands).
+ */
+async function objectAsLeftBy(
+  exec: Executor,
+  target: LoggedActionRow,
+): Promise<ObjectState | null> {
+  const current = await findObjectState(exec, target.object_id!);
+  if (!current) return null;
+  if (current.integrity_hash === target.integrity_hash) return current;
+  const logs = await findObjectActions(exec, target.object_id!, MAX_CHAIN);
+  const next = new Map<string, LoggedActionRow>();
+  for (const l of logs) if (l.prev_integrity_hash) next.set(l.prev_integrity_hash, l);
+  const templates = await findTemplateVersions(exec, current.template_id);
+  let state: ObjectState | null = null;
+  let link = next.get(GENESIS_HASH);
+  for (let steps = 0; link && steps < MAX_CHAIN; steps++) {
+    const template = templates.get(link.template_version ?? 1) ?? null;
+    if (!template) return null;
+    state = replayStep(link, state, template, current);
+    if (!state || state.integrity_hash !== link.integrity_hash) return null;
+    if (link.id === target.id) return state;
+    link = next.get(state.integrity_hash);
+  }
+  return null;
+}
+
+/** One logged action applied again to the state before it (its rights were checked then). */
+function replayStep(
+  log: LoggedActionRow,
+  object: ObjectState | null,
+  template: TemplateInfo,
+  current: ObjectState,
+): ObjectState | null {
+  const result = reapplyAction({
+    name: log.name as ActionName,
+    params: log.params,
+    signerAddress: log.wallet,
+    signerRoleInTemplateOrg: 'owner',
+    object,
+    // The rights were checked when it was applied: the template's action list may have changed.
+    template: { ...template, actions: [log.name] },
+    actionHash: log.hash,
+    now: log.created_at,
+    newObjectId: current.id,
+  });
+  if (!result.ok) return null;
+  // Not part of any rule: the flag follows the template, as the object row holds it.
+  return { ...result.next, is_public: current.is_public };
+}

@@ -1,0 +1,236 @@
+import { createHash, hash } from 'node:crypto';
+
+/**
+ * The RFC 6962 / RFC 9162 tree math of the log, pure: which ranges of leaves a proof names,
+ * which full subtrees a range is made of, and how stored tiles give a subtree's hash. The
+ * tree is never held in memory: every hash comes from the tiles (repo.ts), a few per proof.
+ */
+
+/** A range of leaves [start, end). */
+export type Range = readonly [number, number];
+
+/** A full subtree: the 2^level leaves from index × 2^level. */
+export interface Subtree {
+  level: number;
+  index: number;
+}
+
+/** Hashes per tile (C2SP tlog-tiles: tile height 8). */
+export const TILE_WIDTH = 256;
+export const TILE_HEIGHT = 8;
+
+export const EMPTY_ROOT: Buffer = createHash('sha256').digest();
+
+/** RFC 6962 leaf hash: H(0x00 ‖ data). */
+export function leafHash(data: Uint8Array): Buffer {
+  const input = Buffer.allocUnsafe(data.length + 1);
+  input[0] = 0x00;
+  input.set(data, 1);
+  return hash('sha256', input, 'buffer');
+}
+
+/** RFC 6962 node hash: H(0x01 ‖ left ‖ right). */
+export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
+  const input = Buffer.allocUnsafe(65);
+  input[0] = 0x01;
+  input.set(left, 1);
+  input.set(right, 33);
+  return hash('sha256', input, 'buffer');
+}
+
+/** The largest power of two strictly below n (n ≥ 2). */
+function split(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/**
+ * The ranges whose hashes make RFC 6962's PATH(m, D[0:n]), from the leaf's level upwards:
+ * at most ⌈log₂ n⌉ of them.
+ */
+export function inclusionRanges(m: number, n: number): Range[] {
+  const out: Range[] = [];
+  let a = 0;
+  let b = n;
+  while (b - a > 1) {
+    const k = split(b - a);
+    if (m < a + k) {
+      out.push([a + k, b]);
+      b = a + k;
+    } else {
+      out.push([a, a + k]);
+      a += k;
+    }
+  }
+  return out.reverse();
+}
+
+/**
+ * The ranges whose hashes make RFC 6962's consistency proof PROOF(m, D[0:n]) (0 < m ≤ n), in
+ * order: at most ⌈log₂ n⌉ + 1 of them; none when m = n.
+ */
+export function consistencyRanges(m: number, n: number): Range[] {
+  const out: Range[] = [];
+  if (m === n) return out;
+  let a = 0;
+  let b = n;
+  let mm = m;
+  let complete = true;
+  for (;;) {
+    if (mm === b - a) {
+      if (!complete) out.push([a, b]);
+      break;
+    }
+    const k = split(b - a);
+    if (mm <= k) {
+      out.push([a + k, b]);
+      b = a + k;
+    } else {
+      out.push([a, a + k]);
+      mm -= k;
+      a += k;
+      complete = false;
+    }
+  }
+  return out.reverse();
+}
+
+/**
+ * The full subtrees a range of the RFC 6962 tree is made of, left to right (sizes are the set
+ * bits of its length, largest first). Its hash folds them from the right.
+ */
+export function subtreesOf([start, end]: Range): Subtree[] {
+  const out: Subtree[] = [];
+  let at = start;
+  let left = end - start;
+  for (let level = 52; level >= 0 && left > 0; level--) {
+    const size = 2 ** level;
+    if (left >= size) {
+      out.push({ level, index: at / size });
+      at += size;
+      left -= size;
+    }
+  }
+  return out;
+}
+
+/** The hash of a range from its subtrees' hashes (left to right). */
+export function foldSubtrees(hashes: readonly Buffer[]): Buffer {
+  if (hashes.length === 0) return EMPTY_ROOT;
+  let h = hashes[hashes.length - 1]!;
+  for (let i = hashes.length - 2; i >= 0; i--) h = nodeHash(hashes[i]!, h);
+  return h;
+}
+
+/**
+ * Where a subtree's hash is computed from: the hashes of tree level 8 × `tile`, nodes
+ * [from, to) — one tile's worth at most (level-0 tiles: leaf hashes).
+ */
+export interface BaseRange {
+  tile: number;
+  from: number;
+  to: number;
+}
+
+export function baseOf(s: Subtree): BaseRange {
+  const tile = Math.floor(s.level / TILE_HEIGHT);
+  const width = 2 ** (s.level - tile * TILE_HEIGHT);
+  return { tile, from: s.index * width, to: (s.index + 1) * width };
+}
+
+/** Hashes a row of 2^k adjacent full nodes up to their one root. */
+export function hashUp(nodes: readonly Buffer[]): Buffer {
+  let level = nodes;
+  while (level.length > 1) {
+    const next: Buffer[] = [];
+    for (let i = 0; i < level.length; i += 2) next.push(nodeHash(level[i]!, level[i + 1]!));
+    level = next;
+  }
+  return level[0]!;
+}
+
+/** A tile's hashes as 32-byte buffers (views, not copies). */
+export function tileHashes(data: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i + 32 <= data.length; i += 32) out.push(data.subarray(i, i + 32));
+  return out;
+}
+
+/** ⌈log₂ n⌉ (0 for n ≤ 1). */
+export function ceilLog2(n: number): number {
+  let k = 0;
+  while (2 ** k < n) k++;
+  return k;
+}
+
+/**
+ * Checks an RFC 9162 §2.1.3.2 inclusion proof. The service's own check (tests, receipts);
+ * the SDK has its own.
+ */
+export function verifyInclusionProof(
+  index: number,
+  size: number,
+  leaf: Buffer,
+  proof: readonly Buffer[],
+  root: Buffer,
+): boolean {
+  if (index < 0 || index >= size) return false;
+  let fn = index;
+  let sn = size - 1;
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && r.equals(root);
+}
+
+/** Checks an RFC 9162 §2.1.4.2 consistency proof between two roots. */
+export function verifyConsistencyProof(
+  m: number,
+  n: number,
+  proof: readonly Buffer[],
+  oldRoot: Buffer,
+  newRoot: Buffer,
+): boolean {
+  if (m < 1 || m > n) return false;
+  if (m === n) return proof.length === 0 && oldRoot.equals(newRoot);
+  let path = [...proof];
+  if ((m & (m - 1)) === 0) path = [oldRoot, ...path];
+  if (path.length === 0) return false;
+  let fn = m - 1;
+  let sn = n - 1;
+  while (fn % 2 === 1) {
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  let fr = path[0]!;
+  let sr = path[0]!;
+  for (const c of path.slice(1)) {
+    if (sn === 0) return false;
+    if (fn % 2 === 1 || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while (fn % 2 === 0 && fn !== 0) {
+        fn = Math.floor(fn / 2);
+        sn = Math.floor(sn / 2);
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn = Math.floor(fn / 2);
+    sn = Math.floor(sn / 2);
+  }
+  return sn === 0 && fr.equals(oldRoot) && sr.equals(newRoot);
+}

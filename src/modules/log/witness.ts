@@ -1,0 +1,85 @@
+import { parseVerifierKey, splitNote, verifyCosignatureLine, type Verifier } from './note.js';
+
+/** A configured witness (LOG_WITNESSES): its cosignature key and where it listens. */
+export interface WitnessConfig {
+  verifier: Verifier;
+  /** The key in its text form (served in /public/network). */
+  vkey: string;
+  url: string;
+}
+
+/**
+ * Parses LOG_WITNESSES: a comma list of `<witness verifier key>=<http(s) URL>` (the key's
+ * base64 is 44 characters with no padding, so the first `=` ends it). Throws on a bad entry.
+ */
+export function parseWitnesses(text: string): WitnessConfig[] {
+  const out: WitnessConfig[] = [];
+  for (const entry of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const at = entry.indexOf('=');
+    const vkey = at < 0 ? '' : entry.slice(0, at);
+    const url = at < 0 ? '' : entry.slice(at + 1).replace(/\/+$/, '');
+    const verifier = parseVerifierKey(vkey);
+    let protocol = '';
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      // reported below
+    }
+    if (!verifier || verifier.alg !== 0x04 || (protocol !== 'http:' && protocol !== 'https:')) {
+      throw new Error(
+        `LOG_WITNESSES: "${entry.slice(0, 120)}" is not <witness verifier key (type 0x04)>=<http(s) URL>`,
+      );
+    }
+    out.push({ verifier, vkey, url });
+  }
+  return out;
+}
+
+export type WitnessAnswer =
+  | { kind: 'cosigned'; line: string }
+  | { kind: 'size'; size: number }
+  | { kind: 'refused'; status: number; message: string };
+
+/** How long a witness may take to answer before it counts as down. */
+export const WITNESS_TIMEOUT_MS = 5_000;
+
+/**
+ * One C2SP tlog-witness `add-checkpoint` request: `old <size>`, the consistency proof from
+ * that size (base64 lines), a blank line and the signed checkpoint. A 200's lines are kept
+ * only if one of them is a valid cosignature of this checkpoint by this witness's key.
+ */
+export async function addCheckpoint(
+  w: WitnessConfig,
+  old: number,
+  proof: readonly Buffer[],
+  note: string,
+  timeoutMs = WITNESS_TIMEOUT_MS,
+): Promise<WitnessAnswer> {
+  const body = `old ${old}\n${proof.map((p) => `${p.toString('base64')}\n`).join('')}\n${note}`;
+  const res = await fetch(`${w.url}/add-checkpoint`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'text/plain; charset=utf-8' },
+    signal: AbortSignal.timeout(timeoutMs),
+    redirect: 'error',
+  });
+  const text = (await res.text()).slice(0, 64 * 1024);
+  if (res.status === 409) {
+    const size = Number(text.trim());
+    if (Number.isSafeInteger(size) && size >= 0) return { kind: 'size', size };
+    return { kind: 'refused', status: 409, message: 'a 409 without a tree size' };
+  }
+  if (res.status !== 200)
+    return { kind: 'refused', status: res.status, message: text.slice(0, 200) };
+  const parts = splitNote(note);
+  if (!parts) return { kind: 'refused', status: 200, message: 'bad note' };
+  for (const line of text.split('\n')) {
+    if (verifyCosignatureLine(parts.body, line, w.verifier) !== null) {
+      return { kind: 'cosigned', line };
+    }
+  }
+  return { kind: 'refused', status: 200, message: 'no valid cosignature by the witness key' };
+}

@@ -1,0 +1,40 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { Executor } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
+import { ageSeconds, sharedReading } from '../../lib/shared-reading.js';
+import { outboxDepth } from './repo/depth.js';
+import type { DeliveryStatus } from './schema.js';
+
+/** The statuses /metrics shows: the queue, and the deliveries that ended without success. */
+const SHOWN: readonly DeliveryStatus[] = ['pending', 'retrying', 'failed', 'stopped'];
+
+/**
+ * The webhook outbox on /metrics, read from the database at scrape time (one statement,
+ * repo/depth.ts): the same figures from every process that reports them (src/queue-metrics.ts
+ * says which). If the database does not answer, the series are left out of that scrape.
+ */
+export function registerOutboxMetrics(registry: Registry, db: Executor, clock: Clock): void {
+  const read = sharedReading(() => outboxDepth(db));
+  new Gauge({
+    name: 'ons_webhook_outbox_deliveries',
+    help: 'Webhook deliveries queued (pending, retrying) or ended failed or stopped, by status',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const depth = await read().catch(() => null);
+      if (!depth) return;
+      for (const status of SHOWN) this.set({ status }, depth.counts.get(status) ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'ons_webhook_outbox_oldest_pending_seconds',
+    help: 'How long the longest-waiting pending delivery has been due (0: none pending)',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const depth = await read().catch(() => null);
+      if (depth) this.set(ageSeconds(clock.now(), depth.oldestPendingDue));
+    },
+  });
+}
