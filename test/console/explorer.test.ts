@@ -13,8 +13,9 @@ import {
 
 /**
  * Issue 19 item 6: the public explorer. Seven actions sealed into batches of at most three;
- * the batch page shows every spec §2.4 field and verifies the batch in the browser with the
- * SDK's offline checks; a tampered content byte makes the verdict name the failed check.
+ * the batch page shows every field of a batch (docs/batches.md) and verifies the batch in the
+ * browser with the SDK's offline checks; a tampered content byte makes the verdict name the failed
+ * check.
  */
 describeWithChromium('console: explorer', () => {
   let live: ConsoleService;
@@ -92,38 +93,45 @@ describeWithChromium('console: explorer', () => {
     await page.getByRole('link', { name: 'Batch 2' }).click();
     await page.getByRole('heading', { name: 'Batch 2' }).waitFor();
     const fields = await page.getByTestId('batch-fields').innerText();
+    // Every field, labelled in words (the API's name is the label's title).
     for (const f of [
-      'id',
-      'sequence',
-      'hash',
-      'prev_hash',
-      'integrity_root',
-      'prev_integrity_root',
-      'sender',
-      'l2_tx_hash',
-      'l2_finalization_tx_hash',
-      'commitment',
-      'actions_hash',
-      'actions_count',
-      'total_fee',
-      'total_fee_wei',
-      'version',
-      'ipfs_url',
-      'status',
-      'proof.type',
-      'proof.value',
-      'proof.public_values',
-      'proof.vkey',
-      'proof.message',
-      'proof_id',
-      'error',
-      'challenge_window_end',
-      'when_completed',
-      'when_modified',
-      'when_created',
+      'ID',
+      'Sequence',
+      'Hash',
+      'Previous hash',
+      'Integrity root',
+      'Previous integrity root',
+      'Sender',
+      'L2 transaction hash',
+      'L2 finalization transaction hash',
+      'Commitment',
+      'Actions hash',
+      'Actions count',
+      'Total fee',
+      'Total fee (wei)',
+      'Version',
+      'IPFS URL',
+      'Superseded IPFS URLs',
+      'Status',
+      'Proof type',
+      'Proof value',
+      'Proof public values',
+      'Proof verification key',
+      'Proof message',
+      'Proof ID',
+      'Error',
+      'Challenge window end',
+      'Completed',
+      'Modified',
+      'Created',
     ]) {
-      expect(fields).toMatch(new RegExp(`^${f.replace('.', '\\.')}$`, 'm'));
+      expect(fields).toMatch(new RegExp(`^${f.replace(/[()]/g, '\\$&')}$`, 'm'));
     }
+    const labels = await page.getByTestId('batch-fields').locator('dt').allInnerTexts();
+    expect(labels.filter((l) => /[_.]/.test(l))).toEqual([]);
+    expect(
+      await page.locator('[data-testid="batch-fields"] dt[title="integrity_root"]').innerText(),
+    ).toBe('Integrity root');
     expect(fields).toContain('ipfs://');
     expect(fields).toContain('ed25519-attestation');
     await expect.poll(() => page.locator('table').last().locator('tbody tr').count()).toBe(3);

@@ -1,5 +1,4 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +9,7 @@ import { uniqueEmail } from '../helpers/identity.js';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.js';
 import { describeIf } from '../helpers/requires.js';
 import { CHROMIUM, CONSOLE_DIST } from './build-setup.js';
+import { freePort } from '../helpers/processes.js';
 
 export { CHROMIUM };
 
@@ -22,18 +22,6 @@ const AXE_SOURCE = readFileSync(
   createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
   'utf8',
 );
-
-/** A port free on loopback now (the service's config must name it before it listens). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface ConsoleService {
   svc: TestService;
@@ -180,6 +168,11 @@ interface AxeViolation {
 export async function checkPage(page: Page, name: string): Promise<string[]> {
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  return axeViolations(page);
+}
+
+/** Runs axe-core on the page as it is; answers the serious and critical violations. */
+export async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, so the page's CSP does not apply to axe itself.
   await page.evaluate(AXE_SOURCE);
   const violations = await page.evaluate(async () => {

@@ -53,8 +53,9 @@ describeWithChromium('console: objects', () => {
     page = tab.page;
     await addVirtualAuthenticator(page);
     await page.goto(`${live.origin}/console/sign-up`);
-    await page.getByLabel('Organization id').fill(orgId);
+    await page.getByLabel('Organization to join').fill(orgId);
     await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.getByText('Objects Org').waitFor();
     const stored = await page.evaluate(() =>
       (

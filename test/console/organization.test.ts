@@ -80,7 +80,14 @@ describeWithChromium('console: organization, members, balance', () => {
     expect(await page.getByLabel(`Role of ${invitee}`).inputValue()).toBe('admin');
     expect(await checkPage(page, 'members')).toEqual([]);
 
+    // A role change is asked first; Cancel changes nothing.
     await page.getByLabel(`Role of ${invitee}`).selectOption('viewer');
+    await page.getByText(`Change the role of ${invitee} from admin to viewer?`).waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.getByLabel(`Role of ${invitee}`).inputValue()).toBe('admin');
+    await page.getByLabel(`Role of ${invitee}`).selectOption('viewer');
+    await page.getByRole('button', { name: 'Change the role' }).click();
+    await page.getByText(`${invitee} is now viewer.`).waitFor();
     const api = createOnsClient({ baseUrl: live.origin });
     api.setSession(await api.POST('/auth/login', { body: { email, password: PASSWORD } }));
     await expect
@@ -94,6 +101,7 @@ describeWithChromium('console: organization, members, balance', () => {
 
     // The last owner cannot demote themselves: the service's refusal is shown as its message.
     await page.getByLabel('Role of Olive Owner').selectOption('viewer');
+    await page.getByRole('button', { name: 'Change the role' }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
     expect(await alert.innerText()).toMatch(/owner/i);
@@ -101,7 +109,9 @@ describeWithChromium('console: organization, members, balance', () => {
     await checkPage(page, 'members-error');
 
     await page.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await page.getByRole('button', { name: 'Remove the member' }).click();
     await row.waitFor({ state: 'detached' });
+    await page.getByText(`${invitee} is removed from the organization.`).waitFor();
     expect(tab.problems).toEqual([]);
   });
 

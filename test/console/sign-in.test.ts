@@ -99,9 +99,13 @@ describeWithChromium('console: sign-up, sign-in, sign-out, sessions', () => {
 
     const ends = page.getByRole('button', { name: 'End this session' });
     expect(await ends.count()).toBe(2);
+    const confirmEnd = page.getByRole('button', { name: 'End the session' });
     await ends.first().click();
+    await confirmEnd.click();
     await expect.poll(() => rows.count()).toBe(2);
+    await page.getByText('The session is ended').waitFor();
     await ends.first().click();
+    await confirmEnd.click();
     await expect.poll(() => rows.count()).toBe(1);
     // The ended sessions are over for their holders: a refresh is refused.
     const refreshed = await api
@@ -133,26 +137,38 @@ describeWithChromium('console: sign-up, sign-in, sign-out, sessions', () => {
     await withWallet.context.close();
   });
 
-  it('signs up with a passkey into an organization, signs out, and signs in with it', async () => {
+  it('signs up with a passkey into an organization (by its link, shown by name), signs out, and signs in with it', async () => {
     const orgId = await createOrganization(live.svc, {
       name: 'Passkey Org',
       allowSelfSignup: true,
     });
+    const closed = await createOrganization(live.svc, { name: 'Closed Org' });
     const { page, problems, context } = await browser.newPage();
     const authenticator = await addVirtualAuthenticator(page);
+    const prompts: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/passkey/register/options')) prompts.push(r.url());
+    });
     await page.goto(`${live.origin}/console/sign-up`);
 
-    // An organization that does not exist: the service's refusal, as its message; the
-    // passkey the authenticator made for it is forgotten again (signalUnknownCredential).
-    await page.getByLabel('Organization id').fill(`org_${'0'.repeat(26)}`);
-    await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
-    const alert = page.getByRole('alert');
-    await alert.waitFor();
-    expect(await alert.innerText()).not.toContain('{');
-    expect((await alert.innerText()).trim().length).toBeGreaterThan(0);
-    await expect.poll(() => authenticator.credentialCount()).toBe(0);
+    // Unknown, closed or malformed: refused as the service's message before any passkey
+    // prompt (issue 32: no passkey is made for a sign-up that cannot succeed).
+    const field = page.getByLabel('Organization to join');
+    for (const bad of [`org_${'0'.repeat(26)}`, closed, 'not an organization']) {
+      await field.fill(bad);
+      await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.innerText()).not.toContain('{');
+      expect((await alert.innerText()).trim().length).toBeGreaterThan(0);
+    }
+    expect(prompts).toEqual([]);
+    expect(await authenticator.credentialCount()).toBe(0);
 
-    await page.getByLabel('Organization id').fill(orgId);
+    // The sign-up link names the organization; the page shows its name first.
+    await page.goto(`${live.origin}/console/sign-up?organization=${orgId}`);
+    await page.getByText('You will join Passkey Org.').waitFor();
+    expect(await checkPage(page, 'sign-up-link')).toEqual([]);
     await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
     await overview(page);
     await page.getByText('Passkey Org').waitFor();
@@ -162,6 +178,19 @@ describeWithChromium('console: sign-up, sign-in, sign-out, sessions', () => {
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await overview(page);
     await page.getByText('Passkey Org').waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('signs up with a passkey and no organization: a standalone account, as with a password', async () => {
+    const { page, problems, context } = await browser.newPage();
+    const authenticator = await addVirtualAuthenticator(page);
+    await page.goto(`${live.origin}/console/sign-up`);
+    await page.getByRole('button', { name: 'Sign up with a passkey' }).click();
+    await overview(page);
+    expect(await authenticator.credentialCount()).toBe(1);
+    await page.getByRole('link', { name: 'Organization' }).click();
+    await page.getByText('You belong to no organization yet.').waitFor();
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -188,6 +217,7 @@ describeWithChromium('console: sign-up, sign-in, sign-out, sessions', () => {
     await overview(page);
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.getByRole('button', { name: 'Remove Password' }).click();
+    await page.getByRole('button', { name: 'Remove the sign-in method' }).click();
     await expect.poll(() => methods.count()).toBe(1);
     const login = await createOnsClient({ baseUrl: live.origin })
       .POST('/auth/login', { body: { email, password: PASSWORD } })

@@ -212,6 +212,7 @@ describeWithChromium('console: webhooks', () => {
 
   it('rotates the signing key: a new key shown once', async () => {
     await page.getByRole('button', { name: 'Rotate the signing key' }).click();
+    await page.getByRole('button', { name: 'Rotate the key' }).click();
     const keyBox = page.getByTestId('webhook-signing-key');
     await keyBox.waitFor();
     const second = (await keyBox.innerText()).trim();
@@ -235,7 +236,7 @@ describeWithChromium('console: webhooks', () => {
     expect(tab.problems).toEqual([]);
   });
 
-  it("shows a member without webhook permissions the service's refusal", async () => {
+  it("offers a member without webhook permissions no webhooks; by address, the service's refusal", async () => {
     const email = uniqueEmail('hook-member');
     await createOnsClient({ baseUrl: live.origin }).POST('/organizations/wallets', {
       body: { email, password: PASSWORD, organization_id: orgId },
@@ -246,11 +247,14 @@ describeWithChromium('console: webhooks', () => {
     await member.page.getByLabel('Password').fill(PASSWORD);
     await member.page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await member.page.getByText('Hooks Org').waitFor();
-    await member.page.getByRole('link', { name: 'Webhooks' }).click();
+    await member.page.getByRole('link', { name: 'Objects' }).waitFor();
+    expect(await member.page.getByRole('link', { name: 'Webhooks' }).count()).toBe(0);
+    await member.page.goto(`${live.origin}/console/webhooks`);
     const alert = member.page.getByRole('alert').first();
     await alert.waitFor();
     expect(await alert.innerText()).toMatch(/permission|webhooks/i);
     expect(await alert.innerText()).not.toContain('{');
+    expect(await member.page.getByRole('button', { name: 'Create webhook' }).count()).toBe(0);
     expect(await checkPage(member.page, 'webhooks-refused')).toEqual([]);
     expect(member.problems).toEqual([]);
     await member.context.close();
@@ -280,6 +284,7 @@ describeWithChromium('console: webhooks', () => {
   });
 
   it('deletes the webhook', async () => {
+    await page.getByRole('button', { name: 'Delete the webhook' }).click();
     await page.getByRole('button', { name: 'Delete the webhook' }).click();
     await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
     await page.getByText('No webhooks yet.').waitFor();

@@ -12,7 +12,7 @@ import {
   type Schema,
 } from './fuzz-values.js';
 
-/** Hostile HTTP requests for one operation of /openapi.json (test/fuzz.test.ts). */
+/** Hostile HTTP requests for one operation of /openapi.json (test/service/fuzz.test.ts). */
 
 export interface Parameter {
   name: string;

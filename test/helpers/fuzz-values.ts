@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { idKindOfPattern, newId, type IdKind } from '../../src/lib/ids.js';
 
 /**
- * Hostile values for test/fuzz.test.ts, and values shaped by a JSON Schema: `fit` ones the
+ * Hostile values for test/service/fuzz.test.ts, and values shaped by a JSON Schema: `fit` ones the
  * schema accepts (so handlers run) and others whose leaves are hostile now and then.
  */
 
@@ -156,7 +156,7 @@ export function schemaValues(ctx: FuzzContext) {
     });
   }
 
-  /** The free-form `params` of an action: the fields of design.md §5, each maybe hostile. */
+  /** The free-form `params` of an action: the fields of docs/ebus.md, each maybe hostile. */
   function actionParams(fit: boolean): fc.Arbitrary<unknown> {
     const maybe = <T>(a: fc.Arbitrary<T>) =>
       fit ? a : fc.oneof({ weight: 3, arbitrary: a }, hostileJson);
@@ -229,7 +229,7 @@ export function schemaValues(ctx: FuzzContext) {
     return fit ? fitting : fc.oneof({ weight: 5, arbitrary: fitting }, hostileJson);
   }
 
-  /** `{name, params}` of an action whose params fit its name (design.md §5). */
+  /** `{name, params}` of an action whose params fit its name (docs/ebus.md). */
   function fittingAction(): fc.Arbitrary<{ name: string; params: unknown }> {
     const objectId = idFor('object');
     const location = fc.record({

@@ -5,9 +5,9 @@ import { geohashOf } from '../../src/modules/objects/geo.js';
 import {
   computeObjectHashes,
   GENESIS_HASH,
-  type Face,
   type ObjectMetadata,
 } from '../../src/modules/objects/hashes.js';
+import type { Face } from '../../src/modules/templates/index.js';
 import { normalizeMetadata } from '../../src/modules/objects/record.js';
 import type { TestService } from './service.js';
 

@@ -87,7 +87,7 @@ export async function lastMessageTo(svc: TestService, email: string) {
 }
 
 /**
- * A signed-in standalone account: a wallet in no organization yet (design.md §4), whose email
+ * A signed-in standalone account: a wallet in no organization yet (docs/auth.md, top), whose email
  * is confirmed (invitations bind only to such a wallet).
  */
 export async function createStandaloneAccount(svc: TestService) {

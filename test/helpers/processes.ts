@@ -3,9 +3,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 
+/** A port free on loopback now (a service's config must name it before it listens). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const s = net.createServer();
+    s.once('error', reject);
     s.listen(0, '127.0.0.1', () => {
       const port = (s.address() as net.AddressInfo).port;
       s.close(() => resolve(port));

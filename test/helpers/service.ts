@@ -38,12 +38,12 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     DATA_DIR: '/tmp/ons-test-data',
     NETWORK_ID: 'ons-test',
     LOG_LEVEL: 'info',
-    // Feature tests call faster than spec §8 allows one caller; test/rate-limit.test.ts
-    // turns the limits back on.
+    // Feature tests call faster than docs/api.md "Rate limits" allows one caller;
+    // test/rate-limit/limits.test.ts turns the limits back on.
     RATE_LIMIT_ENABLED: 'false',
-    // Tests read their own writes at once; test/public-cache.test.ts turns the cache on.
+    // Tests read their own writes at once; test/objects/public-cache.test.ts turns the cache on.
     PUBLIC_LIST_CACHE_MS: '0',
-    // Tests prove a sealed batch at once; test/batches.test.ts checks the default's rest.
+    // Tests prove a sealed batch at once; test/batches/batches.test.ts checks the default's rest.
     BATCH_PROVE_DELAY_MS: '0',
     ...opts.env,
     DATABASE_URL: url,

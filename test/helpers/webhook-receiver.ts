@@ -84,9 +84,12 @@ export interface Received {
   at: number;
 }
 
-/** What the receiver answers: a status, after a delay; `hang` never answers. */
+/**
+ * What the receiver answers: a status, after a delay; `hang` never answers; `drip` sends a
+ * 200 and its headers at once, then one byte of body every 200 ms, never ending.
+ */
 export type Answer =
-  { status: number; delayMs?: number; headers?: Record<string, string> } | 'hang';
+  { status: number; delayMs?: number; headers?: Record<string, string> } | 'hang' | 'drip';
 
 export interface Receiver {
   url: string;
@@ -135,6 +138,13 @@ export async function startReceiver(
       const a = r.answer(got);
       res.on('close', () => r.inFlight--);
       if (a === 'hang') return;
+      if (a === 'drip') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.flushHeaders();
+        const timer = setInterval(() => res.write('.'), 200);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
       setTimeout(() => {
         res.writeHead(a.status, a.headers ?? {});
         res.end('ok');

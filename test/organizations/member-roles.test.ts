@@ -1,0 +1,172 @@
+import { sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createMember, type TestMember } from '../helpers/fixtures.js';
+import { memberSteps } from '../helpers/members.js';
+import { useTestService } from '../helpers/harness.js';
+
+const svc = useTestService();
+
+const { membersUrl, invite, confirm, listMembers } = memberSteps(() => svc);
+
+describe('roles and the owner rules', () => {
+  it('changes a role, and the change applies to the next request at once', async () => {
+    const owner = await createMember(svc);
+    const admin = await createMember(svc, { orgId: owner.orgId, role: 'admin' });
+    expect((await listMembers(admin)).members.length).toBe(2);
+    const res = await svc.app.inject({
+      method: 'PATCH',
+      url: `${membersUrl(owner.orgId)}/${admin.memberId}`,
+      headers: owner.headers,
+      payload: { role: 'viewer' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({});
+    const after = await svc.app.inject({
+      method: 'GET',
+      url: membersUrl(owner.orgId),
+      headers: admin.headers,
+    });
+    expect(after.statusCode).toBe(403);
+    const me = (await listMembers(owner, `id=${admin.memberId}`)).members[0]!;
+    expect(me.role).toBe('viewer');
+  });
+
+  it('lets only an owner promote to owner or change an owner', async () => {
+    const owner = await createMember(svc);
+    const second = await createMember(svc, { orgId: owner.orgId, role: 'owner' });
+    const admin = await createMember(svc, { orgId: owner.orgId, role: 'admin' });
+    const member = await createMember(svc, { orgId: owner.orgId, role: 'member' });
+    const patch = (by: TestMember, target: string, role: string) =>
+      svc.app.inject({
+        method: 'PATCH',
+        url: `${membersUrl(owner.orgId)}/${target}`,
+        headers: by.headers,
+        payload: { role },
+      });
+    expect((await patch(admin, member.memberId, 'owner')).statusCode).toBe(403);
+    expect((await patch(admin, second.memberId, 'admin')).statusCode).toBe(403);
+    const removeOwner = await svc.app.inject({
+      method: 'DELETE',
+      url: `${membersUrl(owner.orgId)}/${second.memberId}`,
+      headers: admin.headers,
+    });
+    expect(removeOwner.statusCode).toBe(403);
+    expect((await patch(admin, member.memberId, 'admin')).statusCode).toBe(200);
+    expect((await patch(owner, member.memberId, 'owner')).statusCode).toBe(200);
+    expect((await patch(owner, second.memberId, 'member')).statusCode).toBe(200);
+  });
+
+  it('refuses to demote or remove the last owner with 400 code 9', async () => {
+    const owner = await createMember(svc);
+    const demote = await svc.app.inject({
+      method: 'PATCH',
+      url: `${membersUrl(owner.orgId)}/${owner.memberId}`,
+      headers: owner.headers,
+      payload: { role: 'admin' },
+    });
+    expect(demote.statusCode).toBe(400);
+    expect(demote.json().code).toBe(9);
+    expect(demote.json().message).toContain('last owner');
+    const remove = await svc.app.inject({
+      method: 'DELETE',
+      url: `${membersUrl(owner.orgId)}/${owner.memberId}`,
+      headers: owner.headers,
+    });
+    expect(remove.statusCode).toBe(400);
+    expect(remove.json().code).toBe(9);
+  });
+
+  it('keeps one owner when two owners demote each other at the same time', async () => {
+    const a = await createMember(svc);
+    const b = await createMember(svc, { orgId: a.orgId, role: 'owner' });
+    const [ra, rb] = await Promise.all([
+      svc.app.inject({
+        method: 'PATCH',
+        url: `${membersUrl(a.orgId)}/${b.memberId}`,
+        headers: a.headers,
+        payload: { role: 'admin' },
+      }),
+      svc.app.inject({
+        method: 'PATCH',
+        url: `${membersUrl(a.orgId)}/${a.memberId}`,
+        headers: b.headers,
+        payload: { role: 'admin' },
+      }),
+    ]);
+    const codes = [ra.statusCode, rb.statusCode].sort();
+    // The second either finds no owner left to act as (403) or the last owner (400).
+    expect(codes[0]).toBe(200);
+    expect([400, 403]).toContain(codes[1]);
+    const { rows } = await svc.container.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n
+      FROM members WHERE organization_id = ${a.orgId} AND role = 'owner' AND status = 'active'`);
+    expect(rows[0]!.n).toBe(1);
+  });
+
+  it('refuses a bad role with 400 code 3 and an unknown member with 404 code 5', async () => {
+    const owner = await createMember(svc);
+    const bad = await svc.app.inject({
+      method: 'PATCH',
+      url: `${membersUrl(owner.orgId)}/${owner.memberId}`,
+      headers: owner.headers,
+      payload: { role: 'emperor' },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().code).toBe(3);
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const res = await svc.app.inject({
+        method,
+        url: `${membersUrl(owner.orgId)}/mem_01HZZZZZZZZZZZZZZZZZZZZZZZ`,
+        headers: owner.headers,
+        ...(method === 'PATCH' ? { payload: { role: 'viewer' } } : {}),
+      });
+      expect(res.statusCode, method).toBe(404);
+      expect(res.json().code).toBe(5);
+    }
+  });
+});
+
+describe('removing members', () => {
+  it('removes a member: its tokens for that organization stop working at once', async () => {
+    const owner = await createMember(svc);
+    const m = await createMember(svc, { orgId: owner.orgId, role: 'member' });
+    const before = await svc.app.inject({ method: 'GET', url: '/support', headers: m.headers });
+    expect(before.statusCode).toBe(200);
+    const res = await svc.app.inject({
+      method: 'DELETE',
+      url: `${membersUrl(owner.orgId)}/${m.memberId}`,
+      headers: owner.headers,
+    });
+    expect(res.statusCode).toBe(200);
+    const after = await svc.app.inject({ method: 'GET', url: '/support', headers: m.headers });
+    expect(after.statusCode).toBe(401);
+    const again = await svc.app.inject({
+      method: 'DELETE',
+      url: `${membersUrl(owner.orgId)}/${m.memberId}`,
+      headers: owner.headers,
+    });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it('withdraws an invitation: its token no longer confirms', async () => {
+    const owner = await createMember(svc);
+    const { id, token } = await invite(owner, 'withdrawn@example.test');
+    const res = await svc.app.inject({
+      method: 'DELETE',
+      url: `${membersUrl(owner.orgId)}/${id}`,
+      headers: owner.headers,
+    });
+    expect(res.statusCode).toBe(200);
+    expect((await confirm(owner.orgId, token, id)).statusCode).toBe(404);
+  });
+
+  it('lets an owner leave when another owner remains', async () => {
+    const a = await createMember(svc);
+    await createMember(svc, { orgId: a.orgId, role: 'owner' });
+    const res = await svc.app.inject({
+      method: 'DELETE',
+      url: `${membersUrl(a.orgId)}/${a.memberId}`,
+      headers: a.headers,
+    });
+    expect(res.statusCode).toBe(200);
+  });
+});
