@@ -21,7 +21,7 @@ export function BalanceChart({ points, label }: { points: BalancePoint[]; label:
     const stepped = uPlot.paths.stepped?.({ align: 1 });
     const plot = new uPlot(
       {
-        width: Math.max(el.clientWidth, 320),
+        width: Math.max(el.clientWidth, 200),
         height: 280,
         legend: { show: false },
         scales: { x: { time: true } },

@@ -2,15 +2,46 @@ import { useState } from 'preact/hooks';
 import { formatDate } from '../lib/format.js';
 import { useAction } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
-import { ErrorMessage } from './error-message.js';
+import { ACTIONS, PagedTable } from './data-table.js';
+import { SelectField } from './field.js';
+import { Notice } from './form-card.js';
 import { usePaged } from './pager.js';
-import { Progress } from './progress.js';
 
 const STATUSES = ['pending', 'retrying', 'done', 'failed', 'stopped'] as const;
 type Status = (typeof STATUSES)[number];
 
+interface Attempt {
+  when_created: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+/**
+ * Each attempt of a delivery: when, what the endpoint answered (or that it did not), how long
+ * it took, and the whole error as the service recorded it, wrapped, never cut.
+ */
+function Attempts({ attempts }: { attempts: Attempt[] }) {
+  return (
+    <ol class="attempts">
+      {attempts.map((a, i) => (
+        <li key={i}>
+          {formatDate(a.when_created)}: {a.status_code ?? 'no answer'}, {a.duration_ms} ms
+          {a.error && <div class="attempt-error">{a.error}</div>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
 /** A webhook's deliveries, newest first, with each attempt; redeliver a failed or stopped one. */
-export function DeliveryLog({ webhookId }: { webhookId: string }) {
+export function DeliveryLog({
+  webhookId,
+  canRedeliver,
+}: {
+  webhookId: string;
+  canRedeliver: boolean;
+}) {
   const [status, setStatus] = useState<Status | ''>('');
   const list = usePaged(
     async (next) => {
@@ -41,92 +72,54 @@ export function DeliveryLog({ webhookId }: { webhookId: string }) {
   return (
     <>
       <h2>Delivery log</h2>
-      <label class="inline">
-        Status
-        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
-          <option value="">every status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </label>
+      <SelectField
+        label="Status"
+        inline
+        value={status}
+        onValue={setStatus}
+        options={[['', 'every status'], ...STATUSES]}
+      />
       <button type="button" class="secondary" onClick={list.reload}>
         Refresh
       </button>
-      <ErrorMessage error={list.error ?? redeliver.error} />
-      {queued && (
-        <p class="notice" role="status">
-          {queued}
-        </p>
-      )}
-      {!list.loading && !list.error && list.items.length === 0 && <p>No deliveries.</p>}
-      {list.items.length > 0 && (
-        <table data-testid="deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((e) => (
-              <tr key={e.id}>
-                <td>
-                  <code>{e.id}</code>
-                  <div class="hint">
-                    action <code>{e.action_id}</code>, {formatDate(e.when_created)}
-                  </div>
-                </td>
-                <td>
-                  {e.status}
-                  {e.next_attempt_at && (
-                    <div class="hint">next attempt {formatDate(e.next_attempt_at)}</div>
-                  )}
-                </td>
-                <td>
-                  {e.attempts.length === 0 ? (
-                    'none yet'
-                  ) : (
-                    <ol class="attempts">
-                      {e.attempts.map((a, i) => (
-                        <li key={i}>
-                          {formatDate(a.when_created)}: {a.status_code ?? 'no answer'},{' '}
-                          {a.duration_ms} ms{a.error ? ` — ${a.error}` : ''}
-                        </li>
-                      ))}
-                    </ol>
-                  )}
-                </td>
-                <td>
-                  {(e.status === 'failed' || e.status === 'stopped') && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      disabled={redeliver.busy}
-                      aria-label={`Redeliver ${e.id}`}
-                      onClick={() => void redeliver.run(e.id)}
-                    >
-                      Redeliver
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {(list.loading || redeliver.busy) && <Progress label="Loading deliveries…" />}
-      {list.hasMore && !list.loading && (
-        <button type="button" class="secondary" onClick={list.more}>
-          Older deliveries
-        </button>
-      )}
+      {queued && <Notice>{queued}</Notice>}
+      <PagedTable
+        list={list}
+        error={list.error ?? redeliver.error}
+        busy={redeliver.busy}
+        empty="No deliveries."
+        loading="Loading deliveries…"
+        more="Older deliveries"
+        testId="deliveries"
+        columns={['Delivery', 'Status', 'Attempts', ACTIONS]}
+        rowKey={(e) => e.id}
+        cells={(e) => [
+          <>
+            <code>{e.id}</code>
+            <div class="hint">
+              action <code>{e.action_id}</code>, {formatDate(e.when_created)}
+            </div>
+          </>,
+          <>
+            {e.status}
+            {e.next_attempt_at && (
+              <div class="hint">next attempt {formatDate(e.next_attempt_at)}</div>
+            )}
+          </>,
+          e.attempts.length === 0 ? 'none yet' : <Attempts attempts={e.attempts} />,
+          canRedeliver && (e.status === 'failed' || e.status === 'stopped') && (
+            <button
+              type="button"
+              class="secondary"
+              disabled={redeliver.busy}
+              aria-label={`Redeliver ${e.id}`}
+              onClick={() => void redeliver.run(e.id)}
+            >
+              Redeliver
+            </button>
+          ),
+        ]}
+      />
     </>
   );
 }

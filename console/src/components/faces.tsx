@@ -1,7 +1,7 @@
 /**
- * A template's faces (spec §2.3: `{id, url, config, content}`), rendered safely: an `https:`
- * (or this site's) URL as an image, `content` as text (Preact escapes it: never HTML), and
- * nothing from `config` as markup or style (the CSP forbids inline styles anyway).
+ * A template's faces (docs/objects.md, "Templates": `{id, url, config, content}`), rendered safely:
+ * an `https:` (or this site's) URL as an image, `content` as text (Preact escapes it: never HTML),
+ * and nothing from `config` as markup or style (the CSP forbids inline styles anyway).
  */
 export interface Face {
   id: string;

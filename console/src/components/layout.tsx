@@ -2,23 +2,29 @@ import type { ComponentChildren } from 'preact';
 import { useErrorBoundary } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useAction } from '../lib/hooks.js';
-import { forgetSession, ons, useClaims } from '../lib/session.js';
+import type { Permission } from '../lib/permissions.js';
+import { forgetSession, ons, useClaims, usePermissions } from '../lib/session.js';
 import { paths } from '../paths.js';
+import { LowBalanceBanner } from './low-balance-banner.js';
 import { ErrorMessage } from './error-message.js';
 
 interface NavItem {
   href: string;
   label: string;
+  /** The permission the page's content needs: without it the item is not offered. */
+  needs?: Permission;
 }
 
 const SIGNED_IN_NAV: NavItem[] = [
   { href: paths.home, label: 'Overview' },
   { href: paths.organization, label: 'Organization' },
-  { href: paths.members, label: 'Members' },
-  { href: paths.balance, label: 'Balance' },
-  { href: paths.objects, label: 'Objects' },
-  { href: paths.apiKeys, label: 'API keys' },
-  { href: paths.webhooks, label: 'Webhooks' },
+  { href: paths.members, label: 'Members', needs: 'members.read' },
+  { href: paths.balance, label: 'Balance', needs: 'balance.read' },
+  { href: paths.templates, label: 'Templates', needs: 'templates.read' },
+  { href: paths.objects, label: 'Objects', needs: 'objects.read' },
+  { href: paths.apiKeys, label: 'API keys', needs: 'api-keys.read' },
+  { href: paths.policies, label: 'Spend policies', needs: 'policies.read' },
+  { href: paths.webhooks, label: 'Webhooks', needs: 'webhooks.read' },
   { href: paths.sessions, label: 'Sessions' },
   { href: paths.explorer, label: 'Explorer' },
 ];
@@ -59,7 +65,12 @@ export function Layout({ children }: { children: ComponentChildren }) {
     }
     route(paths.signIn);
   });
-  const nav = claims ? SIGNED_IN_NAV : SIGNED_OUT_NAV;
+  const held = usePermissions();
+  // Role-aware: a page whose content the role may not read is not offered (the service
+  // would refuse it anyway, and stays the authority for a page opened by its address).
+  const nav = claims
+    ? SIGNED_IN_NAV.filter((item) => !item.needs || held.has(item.needs))
+    : SIGNED_OUT_NAV;
   return (
     <>
       <a class="skip-link" href="#main">
@@ -93,6 +104,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorMessage error={signOut.error} />
+        {claims && <LowBalanceBanner />}
         <PageBoundary>{children}</PageBoundary>
       </main>
     </>

@@ -1,8 +1,12 @@
 import type { PublicObject } from '@ons/sdk';
 import { formatDate } from '../lib/format.js';
+import { fieldLabel } from '../lib/labels.js';
 import { imageUrl } from './faces.js';
 
-/** An object's fields (spec §2.3) as a definition list; custom data as JSON text. */
+/**
+ * An object's fields (docs/objects.md, "The object record") as a definition list; custom data as
+ * JSON text.
+ */
 export function ObjectFacts({ o }: { o: PublicObject }) {
   const image = imageUrl(o.metadata.image?.url);
   return (
@@ -39,11 +43,11 @@ export function ObjectFacts({ o }: { o: PublicObject }) {
         <dd>
           {o.nonce} / {o.version}
         </dd>
-        <dt>integrity_hash</dt>
+        <dt title="integrity_hash">{fieldLabel('integrity_hash')}</dt>
         <dd>
           <code>{o.integrity_hash}</code>
         </dd>
-        <dt>prev_integrity_hash</dt>
+        <dt title="prev_integrity_hash">{fieldLabel('prev_integrity_hash')}</dt>
         <dd>
           <code>{o.prev_integrity_hash}</code>
         </dd>

@@ -7,6 +7,16 @@ export interface PageOf<T> {
   has_more: boolean;
 }
 
+/** A paged list as a page uses it: the items read so far, and the next page on demand. */
+export interface Paged<T> {
+  items: T[];
+  loading: boolean;
+  error: unknown;
+  hasMore: boolean;
+  more: () => void;
+  reload: () => void;
+}
+
 /**
  * A cursor-paged list (the service's `{…, next, has_more}`): the first page, then "more"
  * appends the next one. When `deps` change (a filter) it starts again from the first page.
@@ -14,7 +24,7 @@ export interface PageOf<T> {
 export function usePaged<T>(
   load: (next: string | undefined) => Promise<PageOf<T>>,
   deps: (string | number | boolean | undefined)[],
-) {
+): Paged<T> {
   const key = JSON.stringify(deps);
   const [pos, setPos] = useState<{ key: string; cursor?: string; earlier: T[] }>({
     key,

@@ -1,18 +1,9 @@
-import { browserPasskey, type StartAuthentication } from '@ons/sdk';
-import { startAuthentication } from '@simplewebauthn/browser';
 import { useState } from 'preact/hooks';
 import { useAction } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
+import { passkeySigner as passkey } from '../lib/signers.js';
 import { ErrorMessage } from './error-message.js';
 import { Progress } from './progress.js';
-
-/**
- * The signed-in person's passkey as the SDK's action signer: the SDK builds the action text
- * here, the browser's WebAuthn prompt signs its hash (design.md §5).
- */
-const passkey = browserPasskey({
-  startAuthentication: startAuthentication as unknown as StartAuthentication,
-});
 
 /** Transfers an object to another address: signed with the passkey, then executed. */
 export function TransferForm({

@@ -1,3 +1,4 @@
+import { useState } from 'preact/hooks';
 import { useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
 import { ErrorMessage } from './error-message.js';
@@ -168,6 +169,38 @@ export function RulesEditor({
       )}
     </fieldset>
   );
+}
+
+/** A webhook as the service answers it (the fields the forms edit). */
+interface HookFields {
+  url: string;
+  description: string;
+  rules: { template_id: string; actions: string[]; addresses: string[] }[];
+}
+
+/**
+ * The create and edit forms' state: the fields as typed (from `hook` when editing), their
+ * props for `<WebhookFields>`, the body the service takes, and a reset.
+ */
+export function useWebhookDraft(hook?: HookFields) {
+  const initial = () => ({
+    url: hook?.url ?? '',
+    description: hook?.description ?? '',
+    rules: hook ? hook.rules.map(ruleDraftOf) : [emptyRule()],
+  });
+  const [d, setD] = useState(initial);
+  return {
+    body: { url: d.url.trim(), description: d.description.trim(), rules: d.rules.map(ruleBody) },
+    reset: () => setD(initial()),
+    fields: {
+      url: d.url,
+      onUrl: (url: string) => setD((x) => ({ ...x, url })),
+      description: d.description,
+      onDescription: (description: string) => setD((x) => ({ ...x, description })),
+      rules: d.rules,
+      onRules: (rules: RuleDraft[]) => setD((x) => ({ ...x, rules })),
+    },
+  };
 }
 
 /** A webhook's own fields (url, description) and its rules, for the create and edit forms. */

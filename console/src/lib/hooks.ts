@@ -31,18 +31,30 @@ export interface Action<A extends unknown[], R> {
   run: (...args: A) => Promise<R | undefined>;
   busy: boolean;
   error: unknown;
+  /** What the last run did, said to the person (when `notice` was given), until the next run. */
+  notice: string | null;
   clear: () => void;
 }
 
-/** A button's or form's work: `busy` while it runs, `error` when it failed (shown by the page). */
-export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): Action<A, R> {
+/**
+ * A button's or form's work: `busy` while it runs, `error` when it failed (shown by the page),
+ * and `notice` once it succeeded, from `notice(...args)`.
+ */
+export function useAction<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R>,
+  notice?: (...args: A) => string,
+): Action<A, R> {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [said, setSaid] = useState<string | null>(null);
   const run = async (...args: A): Promise<R | undefined> => {
     setBusy(true);
     setError(null);
+    setSaid(null);
     try {
-      return await fn(...args);
+      const result = await fn(...args);
+      if (notice) setSaid(notice(...args));
+      return result;
     } catch (err) {
       setError(err);
       return undefined;
@@ -50,5 +62,5 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
       setBusy(false);
     }
   };
-  return { run, busy, error, clear: () => setError(null) };
+  return { run, busy, error, notice: said, clear: () => setError(null) };
 }

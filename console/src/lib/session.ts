@@ -1,5 +1,6 @@
 import { createOnsClient, type Session } from '@ons/sdk';
 import { useEffect, useState } from 'preact/hooks';
+import { permissionsOf, type Permission } from './permissions.js';
 
 /**
  * The signed-in person's tokens live in sessionStorage: they survive a reload of the tab but
@@ -57,7 +58,7 @@ export function forgetSession(): void {
   emit();
 }
 
-/** What the access token says (design.md §4): the wallet, organization, session, roles. */
+/** What the access token says (docs/auth.md, top): the wallet, organization, session, roles. */
 export interface Claims {
   walletId: string;
   organizationId: string | null;
@@ -99,4 +100,13 @@ export function useClaims(): Claims | null {
     return () => void listeners.delete(update);
   }, []);
   return claims;
+}
+
+/**
+ * The signed-in person's permissions in the organization it acts in, from its roles (none
+ * signed out or without an organization): what the console offers. The service decides.
+ */
+export function usePermissions(): ReadonlySet<Permission> {
+  const claims = useClaims();
+  return permissionsOf(claims?.organizationId ? claims.roles : []);
 }

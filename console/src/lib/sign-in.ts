@@ -1,6 +1,7 @@
 import { isOnsError, type Session } from '@ons/sdk';
 import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
 import { adoptTokens, ons } from './session.js';
+import { utf8Hex } from './signers.js';
 
 /** The four sign-in routes of docs/auth.md, as the console calls them (all through the SDK). */
 
@@ -32,14 +33,43 @@ export async function signInWithPasskey(): Promise<void> {
   );
 }
 
-/** A new wallet whose first credential is a passkey, joining an organization (spec 2.7). */
-export async function signUpWithPasskey(organizationId: string): Promise<void> {
+/**
+ * The organization id in what a person pasted: an id (`org_…`) or a sign-up link
+ * (`…/console/sign-up?organization=org_…`); null when it is neither.
+ */
+export function organizationIdOf(text: string): string | null {
+  const t = text.trim();
+  if (/^org_[0-9A-Za-z]+$/.test(t)) return t;
+  try {
+    const id = new URL(t).searchParams.get('organization') ?? '';
+    return /^org_[0-9A-Za-z]+$/.test(id) ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The organization a sign-up would join: its name, when it allows self sign-up. */
+export function openOrganization(organizationId: string) {
+  return ons.GET('/wallets/connect/organizations/{organizationId}', {
+    params: { path: { organizationId } },
+  });
+}
+
+/**
+ * A new wallet whose first credential is a passkey (docs/auth.md, "The four ways in"): standalone
+ * (as a password sign-up), or joining an organization that allows self sign-up. The caller checks
+ * the organization (openOrganization) before this shows the passkey prompt.
+ */
+export async function signUpWithPasskey(organizationId?: string): Promise<void> {
   const options = await ons.GET('/wallets/connect/passkey/register/options');
   const credential = await startRegistration({ optionsJSON: options as never });
   try {
     adoptTokens(
       await ons.POST('/wallets/connect/passkey/register/verify', {
-        body: { credential: credential as never, organization_id: organizationId },
+        body: {
+          credential: credential as never,
+          ...(organizationId ? { organization_id: organizationId } : {}),
+        },
       }),
     );
   } catch (err) {
@@ -74,10 +104,6 @@ export function injectedWallet(): Eip1193Provider | null {
     typeof (eth as Eip1193Provider).request === 'function'
     ? (eth as Eip1193Provider)
     : null;
-}
-
-function utf8Hex(text: string): string {
-  return `0x${Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
 /** Sign-In with Ethereum: the wallet signs the service's EIP-4361 message; creates or returns. */

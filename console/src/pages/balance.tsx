@@ -1,6 +1,8 @@
 import { useMemo, useState } from 'preact/hooks';
 import { BalanceChart, type BalancePoint } from '../components/balance-chart.js';
+import { DataTable } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { SelectField } from '../components/field.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { formatDate, formatTokens } from '../lib/format.js';
@@ -77,31 +79,13 @@ function Deposits() {
       <h2>Deposits</h2>
       {first.loading && <Progress label="Loading deposits…" />}
       <ErrorMessage error={first.error ?? loadMore.error} />
-      {first.data && deposits.length === 0 && <p>No deposits yet.</p>}
-      {deposits.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Token</th>
-              <th scope="col">Transaction</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deposits.map((d) => (
-              <tr key={d.id}>
-                <td>{formatDate(d.when_created)}</td>
-                <td>{d.amount}</td>
-                <td>{d.token}</td>
-                <td>
-                  <code>{d.tx_hash}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <DataTable
+        columns={['When', 'Amount', 'Token', 'Transaction']}
+        rows={first.data && deposits}
+        empty="No deposits yet."
+        rowKey={(d) => d.id}
+        cells={(d) => [formatDate(d.when_created), d.amount, d.token, <code>{d.tx_hash}</code>]}
+      />
       {hasMore && (
         <button
           type="button"
@@ -145,18 +129,24 @@ function Balance({ organizationId }: { organizationId: string }) {
           <strong>
             {balance.data.balance} {balance.data.token}
           </strong>
+          <span class="hint" data-testid="actions-left">
+            pays for {balance.data.actions_left} actions at today’s price
+          </span>
         </p>
       )}
       <h2>Balance history</h2>
-      <label class="inline">
-        Period
-        <select value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
-          <option value="week">last week</option>
-          <option value="month">last month</option>
-          <option value="year">last year</option>
-          <option value="all">all time</option>
-        </select>
-      </label>
+      <SelectField
+        label="Period"
+        inline
+        value={range}
+        onValue={setRange}
+        options={[
+          ['week', 'last week'],
+          ['month', 'last month'],
+          ['year', 'last year'],
+          ['all', 'all time'],
+        ]}
+      />
       {history.loading && <Progress label="Loading the balance history…" />}
       <ErrorMessage error={history.error} />
       {history.data && points.length > 0 && (
@@ -167,26 +157,17 @@ function Balance({ organizationId }: { organizationId: string }) {
           />
           <details>
             <summary>The figures</summary>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Until</th>
-                  <th scope="col">Credits (ONS)</th>
-                  <th scope="col">Debits (ONS)</th>
-                  <th scope="col">Balance (ONS)</th>
-                </tr>
-              </thead>
-              <tbody>
-                {history.data.history.map((b) => (
-                  <tr key={b.start}>
-                    <td>{formatDate(b.end)}</td>
-                    <td>{formatTokens(b.credits_wei)}</td>
-                    <td>{formatTokens(b.debits_wei)}</td>
-                    <td>{formatTokens(b.closing_balance_wei)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              columns={['Until', 'Credits (ONS)', 'Debits (ONS)', 'Balance (ONS)']}
+              rows={history.data.history}
+              rowKey={(b) => b.start}
+              cells={(b) => [
+                formatDate(b.end),
+                formatTokens(b.credits_wei),
+                formatTokens(b.debits_wei),
+                formatTokens(b.closing_balance_wei),
+              ]}
+            />
           </details>
         </>
       )}

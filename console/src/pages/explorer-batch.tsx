@@ -2,17 +2,20 @@ import type { BatchRecord } from '@ons/sdk';
 import { Fragment, type ComponentChild } from 'preact';
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import { DataTable } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
+import { ReceiptCheck } from '../components/receipt-check.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
+import { fieldLabel } from '../lib/labels.js';
 import { ons } from '../lib/session.js';
 import { verifyBatchInBrowser, type BatchVerification } from '../lib/verify-batch.js';
 import { pathOf, paths } from '../paths.js';
 
 const text = (v: string | null | undefined) => (v ? <code>{v}</code> : '—');
 
-/** Every field of spec §2.4, as the service answers it. */
+/** Every field of a batch (docs/batches.md), as the service answers it, labelled in words. */
 function BatchFields({ b }: { b: BatchRecord }) {
   const rows: [string, ComponentChild][] = [
     ['id', text(b.id)],
@@ -49,7 +52,7 @@ function BatchFields({ b }: { b: BatchRecord }) {
     <dl class="facts wrap" data-testid="batch-fields">
       {rows.map(([k, v]) => (
         <Fragment key={k}>
-          <dt>{k}</dt>
+          <dt title={k}>{fieldLabel(k)}</dt>
           <dd>{v}</dd>
         </Fragment>
       ))}
@@ -95,25 +98,19 @@ function Verify({ batch }: { batch: BatchRecord }) {
                 ? 'Verified: every check that could be made passed; some were skipped (see below).'
                 : 'Verified: every check passed.'}
           </p>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Check</th>
-                <th scope="col">Result</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.checks.map((c) => (
-                <tr key={c.label} class={`check-${c.state.replace(' ', '-')}`}>
-                  <td>{c.label}</td>
-                  <td>
-                    {c.state}
-                    {c.detail && <div class="hint">{c.detail}</div>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            columns={['Check', 'Result']}
+            rows={result.checks}
+            rowKey={(c) => c.label}
+            rowClass={(c) => `check-${c.state.replace(' ', '-')}`}
+            cells={(c) => [
+              c.label,
+              <>
+                {c.state}
+                {c.detail && <div class="hint">{c.detail}</div>}
+              </>,
+            ]}
+          />
         </div>
       )}
     </>
@@ -144,42 +141,25 @@ export function ExplorerBatchPage() {
           <h2>Fields</h2>
           <BatchFields b={b} />
           <h2>Actions ({b.affected_actions.length})</h2>
-          {b.affected_actions.length === 0 ? (
-            <p>No actions.</p>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Action</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Alias</th>
-                  <th scope="col">Hash</th>
-                </tr>
-              </thead>
-              <tbody>
-                {b.affected_actions.map((a) => (
-                  <tr key={a.id}>
-                    <td>
-                      <code>{a.id}</code>
-                    </td>
-                    <td>{a.private ? <em>private</em> : a.name}</td>
-                    <td>
-                      {a.private ? (
-                        <code>{a.alias}</code>
-                      ) : a.alias.startsWith('obj_') ? (
-                        <a href={pathOf(paths.explorerObject, a.alias)}>{a.alias}</a>
-                      ) : (
-                        a.alias || '—'
-                      )}
-                    </td>
-                    <td>
-                      <code class="hash">{a.hash}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DataTable
+            columns={['Action', 'Name', 'Alias', 'Hash', 'Receipt']}
+            rows={b.affected_actions}
+            empty="No actions."
+            rowKey={(a) => a.id}
+            cells={(a) => [
+              <code>{a.id}</code>,
+              a.private ? <em>private</em> : a.name,
+              a.private ? (
+                <code>{a.alias}</code>
+              ) : a.alias.startsWith('obj_') ? (
+                <a href={pathOf(paths.explorerObject, a.alias)}>{a.alias}</a>
+              ) : (
+                a.alias || '—'
+              ),
+              <code class="hash">{a.hash}</code>,
+              a.private ? '—' : <ReceiptCheck actionId={a.id} />,
+            ]}
+          />
         </>
       )}
     </section>

@@ -1,5 +1,7 @@
 import { useRoute } from 'preact-iso';
 import { ErrorMessage } from '../components/error-message.js';
+import { BatchLink } from '../components/batch-link.js';
+import { PagedTable } from '../components/data-table.js';
 import { Faces } from '../components/faces.js';
 import { ObjectFacts } from '../components/object-facts.js';
 import { usePaged } from '../components/pager.js';
@@ -7,7 +9,7 @@ import { Progress } from '../components/progress.js';
 import { formatDate } from '../lib/format.js';
 import { useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
-import { pathOf, paths } from '../paths.js';
+import { paths } from '../paths.js';
 
 function History({ id }: { id: string }) {
   const list = usePaged(
@@ -22,53 +24,29 @@ function History({ id }: { id: string }) {
   return (
     <>
       <h2>History, newest first</h2>
-      <ErrorMessage error={list.error} />
-      {list.items.length > 0 && (
-        <table data-testid="history">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Action</th>
-              <th scope="col">Signed by</th>
-              <th scope="col">Parameters</th>
-              <th scope="col">Batch</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((a) => (
-              <tr key={a.id}>
-                <td>{formatDate(a.when_created)}</td>
-                <td>
-                  {a.name}
-                  <div class="hint">
-                    <code>{a.id}</code>
-                  </div>
-                </td>
-                <td>
-                  <code>{a.wallet}</code>
-                  <div class="hint">{a.signature_type === 'webauthn' ? 'passkey' : 'EOA'}</div>
-                </td>
-                <td>
-                  <code>{JSON.stringify(a.params)}</code>
-                </td>
-                <td>
-                  {a.batch_id ? (
-                    <a href={pathOf(paths.explorerBatch, a.batch_id)}>open batch</a>
-                  ) : (
-                    'not sealed yet'
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {list.loading && <Progress label="Loading the history…" />}
-      {list.hasMore && !list.loading && (
-        <button type="button" class="secondary" onClick={list.more}>
-          Older actions
-        </button>
-      )}
+      <PagedTable
+        list={list}
+        loading="Loading the history…"
+        more="Older actions"
+        testId="history"
+        columns={['When', 'Action', 'Signed by', 'Parameters', 'Batch']}
+        rowKey={(a) => a.id}
+        cells={(a) => [
+          formatDate(a.when_created),
+          <>
+            {a.name}
+            <div class="hint">
+              <code>{a.id}</code>
+            </div>
+          </>,
+          <>
+            <code>{a.wallet}</code>
+            <div class="hint">{a.signature_type === 'webauthn' ? 'passkey' : 'EOA'}</div>
+          </>,
+          <code>{JSON.stringify(a.params)}</code>,
+          <BatchLink batchId={a.batch_id}>open batch</BatchLink>,
+        ]}
+      />
     </>
   );
 }

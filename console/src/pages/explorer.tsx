@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ErrorMessage } from '../components/error-message.js';
+import { PagedTable } from '../components/data-table.js';
+import { Field } from '../components/field.js';
+import { LogPanel } from '../components/log-panel.js';
 import { usePaged } from '../components/pager.js';
-import { Progress } from '../components/progress.js';
 import { formatDate } from '../lib/format.js';
 import { ons } from '../lib/session.js';
 import { pathOf, paths } from '../paths.js';
@@ -20,16 +21,14 @@ function ObjectLookup() {
         if (id.trim()) route(pathOf(paths.explorerObject, id.trim()));
       }}
     >
-      <label>
-        Object id
-        <input
-          name="object-id"
-          required
-          maxLength={100}
-          value={id}
-          onInput={(e) => setId(e.currentTarget.value)}
-        />
-      </label>
+      <Field
+        label="Object id"
+        name="object-id"
+        required
+        maxLength={100}
+        value={id}
+        onValue={setId}
+      />
       <button type="submit">Open the object</button>
     </form>
   );
@@ -49,43 +48,26 @@ export function ExplorerPage() {
         Every action on the network is sealed into a batch. Open a batch to see its fields and
         actions, and verify it in your browser.
       </p>
+      <h2>The transparency log</h2>
+      <LogPanel />
       <h2>A public object and its history</h2>
       <ObjectLookup />
       <h2>Batches, newest first</h2>
-      <ErrorMessage error={list.error} />
-      {!list.loading && !list.error && list.items.length === 0 && <p>No batches yet.</p>}
-      {list.items.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Sequence</th>
-              <th scope="col">Status</th>
-              <th scope="col">Actions</th>
-              <th scope="col">Total fee (ONS)</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((b) => (
-              <tr key={b.id}>
-                <td>
-                  <a href={pathOf(paths.explorerBatch, b.id)}>Batch {b.sequence}</a>
-                </td>
-                <td>{b.status}</td>
-                <td>{b.actions_count}</td>
-                <td>{b.total_fee}</td>
-                <td>{formatDate(b.when_created)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {list.loading && <Progress label="Loading batches…" />}
-      {list.hasMore && !list.loading && (
-        <button type="button" class="secondary" onClick={list.more}>
-          Older batches
-        </button>
-      )}
+      <PagedTable
+        list={list}
+        empty="No batches yet."
+        loading="Loading batches…"
+        more="Older batches"
+        columns={['Sequence', 'Status', 'Actions', 'Total fee (ONS)', 'Created']}
+        rowKey={(b) => b.id}
+        cells={(b) => [
+          <a href={pathOf(paths.explorerBatch, b.id)}>Batch {b.sequence}</a>,
+          b.status,
+          b.actions_count,
+          b.total_fee,
+          formatDate(b.when_created),
+        ]}
+      />
     </section>
   );
 }

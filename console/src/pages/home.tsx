@@ -1,3 +1,10 @@
+import {
+  DashboardBalance,
+  DashboardChecklist,
+  useDashboardFacts,
+} from '../components/dashboard-checklist.js';
+import { DashboardOpenDeliveries } from '../components/dashboard-open-deliveries.js';
+import { DashboardRecentActions } from '../components/dashboard-recent-actions.js';
 import { ErrorMessage } from '../components/error-message.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
@@ -5,6 +12,11 @@ import { useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
 import { paths } from '../paths.js';
 
+/**
+ * The dashboard (issue 32 item 3): who you are and where you act, the balance and how many
+ * actions it pays for, the getting-started checklist, the recent actions and the open
+ * webhook deliveries; every empty part says what to do next.
+ */
 function Overview({ organizationId }: { organizationId: string | null }) {
   const me = useLoad(() => ons.GET('/wallets/me'), []);
   const org = useLoad(
@@ -14,6 +26,7 @@ function Overview({ organizationId }: { organizationId: string | null }) {
         : null,
     [organizationId],
   );
+  const facts = useDashboardFacts(organizationId);
   return (
     <section>
       <h1>Overview</h1>
@@ -43,11 +56,18 @@ function Overview({ organizationId }: { organizationId: string | null }) {
           </dd>
         </dl>
       )}
+      <DashboardBalance organizationId={organizationId} facts={facts} />
+      <DashboardChecklist organizationId={organizationId} facts={facts} />
+      <DashboardRecentActions
+        organizationId={organizationId}
+        hasTemplates={facts.data?.templates ?? null}
+      />
+      <DashboardOpenDeliveries organizationId={organizationId} />
     </section>
   );
 }
 
-/** The first page after sign-in: who you are and where you act. */
+/** The first page after sign-in: the organization's dashboard. */
 export function HomePage() {
   return <RequireSignIn>{(c) => <Overview organizationId={c.organizationId} />}</RequireSignIn>;
 }

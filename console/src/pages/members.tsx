@@ -1,13 +1,15 @@
 import { useState } from 'preact/hooks';
+import { ACTIONS, DataTable } from '../components/data-table.js';
+import { Confirm, ConfirmButton } from '../components/confirm-button.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { Field, SelectField } from '../components/field.js';
+import { ActionStatus, FormCard } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
-import { ons } from '../lib/session.js';
-
-const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from '../lib/permissions.js';
+import { ons, usePermissions } from '../lib/session.js';
 
 function InviteForm({
   organizationId,
@@ -29,55 +31,91 @@ function InviteForm({
     onInvited();
   });
   return (
-    <form
-      class="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void invite.run();
-      }}
+    <FormCard
+      title="Invite someone"
+      submit="Send invitation"
+      action={invite}
+      busyLabel="Sending the invitation…"
+      notice={
+        sentTo && `Invitation sent to ${sentTo}. It becomes a membership once they open its link.`
+      }
     >
-      <h2>Invite someone</h2>
       <div class="row">
-        <label>
-          Email
-          <input
-            type="email"
-            name="invite-email"
-            required
-            value={email}
-            onInput={(e) => setEmail(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Role
-          <select
-            name="invite-role"
-            value={role}
-            onChange={(e) => setRole(e.currentTarget.value as Role)}
-          >
-            {ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Field
+          label="Email"
+          type="email"
+          name="invite-email"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <SelectField
+          label="Role"
+          name="invite-role"
+          value={role}
+          onValue={setRole}
+          options={ROLES}
+        />
       </div>
-      <button type="submit" disabled={invite.busy}>
-        Send invitation
-      </button>
-      {invite.busy && <Progress label="Sending the invitation…" />}
-      {sentTo && !invite.busy && !invite.error && (
-        <p class="notice" role="status">
-          Invitation sent to {sentTo}. It becomes a membership once they open its link.
-        </p>
+    </FormCard>
+  );
+}
+
+/** What each role may do, said where a role is chosen (docs/permissions.md). */
+const ROLE_MEANS: Record<Role, string> = {
+  owner: 'An owner may do everything, delete the organization and change other owners.',
+  admin: 'An admin may do everything but delete the organization or change owners.',
+  member: 'A member reads, mints and acts on objects; no members, API keys or webhooks.',
+  viewer: 'A viewer only reads objects, templates, the organization and its balance.',
+};
+
+/** A member's role: changed only once the person confirms the change. */
+function RoleCell({
+  who,
+  role,
+  busy,
+  onChange,
+}: {
+  who: string;
+  role: Role;
+  busy: boolean;
+  onChange: (role: Role) => Promise<unknown>;
+}) {
+  const [next, setNext] = useState<Role | null>(null);
+  const [asking, setAsking] = useState(false);
+  return (
+    <>
+      <SelectField
+        aria-label={`Role of ${who}`}
+        value={next ?? role}
+        disabled={busy || next !== null}
+        onValue={(r) => {
+          if (r === role) return;
+          setNext(r);
+          setAsking(true);
+        }}
+        options={ROLES}
+      />
+      {asking && next && (
+        <Confirm
+          question={`Change the role of ${who} from ${role} to ${next}? ${ROLE_MEANS[next]}`}
+          confirm="Change the role"
+          onConfirm={() => {
+            setAsking(false);
+            void onChange(next).finally(() => setNext(null));
+          }}
+          onCancel={() => {
+            setAsking(false);
+            setNext(null);
+          }}
+        />
       )}
-      <ErrorMessage error={invite.error} />
-    </form>
+    </>
   );
 }
 
 function Members({ organizationId }: { organizationId: string }) {
+  const held = usePermissions();
   const list = useLoad(
     () =>
       ons.GET('/organizations/{organizationId}/members', {
@@ -85,81 +123,71 @@ function Members({ organizationId }: { organizationId: string }) {
       }),
     [organizationId],
   );
-  const changeRole = useAction(async (memberId: string, role: Role) => {
-    await ons.PATCH('/organizations/{organizationId}/members/{memberId}', {
-      params: { path: { organizationId, memberId } },
-      body: { role },
-    });
-    list.reload();
-  });
-  const remove = useAction(async (memberId: string) => {
-    await ons.DELETE('/organizations/{organizationId}/members/{memberId}', {
-      params: { path: { organizationId, memberId } },
-    });
-    list.reload();
-  });
-  const members = list.data?.members ?? [];
+  const changeRole = useAction(
+    async (memberId: string, role: Role, _who: string) => {
+      await ons.PATCH('/organizations/{organizationId}/members/{memberId}', {
+        params: { path: { organizationId, memberId } },
+        body: { role },
+      });
+      list.reload();
+    },
+    (_id, role, who) => `${who} is now ${role}.`,
+  );
+  const remove = useAction(
+    async (memberId: string, _who: string) => {
+      await ons.DELETE('/organizations/{organizationId}/members/{memberId}', {
+        params: { path: { organizationId, memberId } },
+      });
+      list.reload();
+    },
+    (_id, who) => `${who} is removed from the organization.`,
+  );
   return (
     <>
       {list.loading && <Progress label="Loading members…" />}
       <ErrorMessage error={list.error ?? changeRole.error ?? remove.error} />
-      {(changeRole.busy || remove.busy) && <Progress label="Saving…" />}
-      {list.data && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Member</th>
-              <th scope="col">Status</th>
-              <th scope="col">Role</th>
-              <th scope="col">Since</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((m) => {
-              const who = m.name ?? m.email ?? m.wallet_id ?? m.id;
-              return (
-                <tr key={m.id}>
-                  <td>
-                    {who}
-                    {m.name && m.email && <div class="hint">{m.email}</div>}
-                  </td>
-                  <td>{m.status}</td>
-                  <td>
-                    <select
-                      aria-label={`Role of ${who}`}
-                      value={m.role}
-                      disabled={changeRole.busy}
-                      onChange={(e) => void changeRole.run(m.id, e.currentTarget.value as Role)}
-                    >
-                      {ROLES.map((r) => (
-                        <option key={r} value={r}>
-                          {r}
-                        </option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{formatDate(m.when_created)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={remove.busy}
-                      aria-label={`Remove ${who}`}
-                      onClick={() => void remove.run(m.id)}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+      <ActionStatus action={changeRole} busyLabel="Changing the role…" />
+      <ActionStatus action={remove} busyLabel="Removing…" />
+      <DataTable
+        columns={['Member', 'Status', 'Role', 'Since', ACTIONS]}
+        rows={list.data?.members}
+        rowKey={(m) => m.id}
+        cells={(m) => {
+          const who = m.name ?? m.email ?? m.wallet_id ?? m.id;
+          return [
+            <>
+              {who}
+              {m.name && m.email && <div class="hint">{m.email}</div>}
+            </>,
+            m.status,
+            held.has('members.update') ? (
+              <RoleCell
+                who={who}
+                role={m.role}
+                busy={changeRole.busy}
+                onChange={(role) => changeRole.run(m.id, role, who)}
+              />
+            ) : (
+              m.role
+            ),
+            formatDate(m.when_created),
+            held.has('members.delete') && (
+              <ConfirmButton
+                label={`Remove ${who}`}
+                question={`Remove ${who} from the organization? It can no longer act in it, and the API keys it made stop working.`}
+                confirm="Remove the member"
+                disabled={remove.busy}
+                onConfirm={() => void remove.run(m.id, who)}
+              >
+                Remove
+              </ConfirmButton>
+            ),
+          ];
+        }}
+      />
+      {held.has('members.create') && (
+        <InviteForm organizationId={organizationId} onInvited={list.reload} />
       )}
-      <InviteForm organizationId={organizationId} onInvited={list.reload} />
     </>
   );
 }

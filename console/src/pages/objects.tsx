@@ -1,13 +1,17 @@
 import { useState } from 'preact/hooks';
-import { ErrorMessage } from '../components/error-message.js';
+import { useLocation } from 'preact-iso';
+import { ActionForm } from '../components/action-form.js';
+import { ACTIONS, PagedTable } from '../components/data-table.js';
+import { CheckField, Field, SelectField } from '../components/field.js';
+import { Notice } from '../components/form-card.js';
 import { Faces, type Face } from '../components/faces.js';
+import { TemplateName } from '../components/template-name.js';
 import { usePaged } from '../components/pager.js';
-import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { TransferForm } from '../components/transfer-form.js';
 import { formatDate } from '../lib/format.js';
 import { useLoad } from '../lib/hooks.js';
-import { ons } from '../lib/session.js';
+import { ons, usePermissions } from '../lib/session.js';
 import { pathOf, paths } from '../paths.js';
 
 interface TemplateInfo {
@@ -27,49 +31,87 @@ function Templates({ onLoaded }: { onLoaded: (t: TemplateInfo[]) => void }) {
   return (
     <>
       <h2>Templates</h2>
-      <ErrorMessage error={list.error} />
-      {!list.loading && !list.error && list.items.length === 0 && <p>No templates yet.</p>}
-      {list.items.length > 0 && (
-        <table data-testid="templates">
-          <thead>
-            <tr>
-              <th scope="col">Template</th>
-              <th scope="col">Actions</th>
-              <th scope="col">Faces</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((t) => (
-              <tr key={t.id}>
-                <td>
-                  {t.name}
-                  <div class="hint">
-                    <code>{t.id}</code>
-                    <br />
-                    {t.category || 'no category'} · {t.is_public ? 'public' : 'private'}
-                  </div>
-                  {t.description && <p>{t.description}</p>}
-                </td>
-                <td>{t.actions.join(', ') || '—'}</td>
-                <td>
-                  <Faces faces={t.faces} name={t.name} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {list.loading && <Progress label="Loading templates…" />}
-      {list.hasMore && !list.loading && (
-        <button type="button" class="secondary" onClick={list.more}>
-          More templates
-        </button>
-      )}
+      <PagedTable
+        list={list}
+        empty="No templates yet."
+        loading="Loading templates…"
+        more="More templates"
+        testId="templates"
+        columns={['Template', 'Actions', 'Faces']}
+        rowKey={(t) => t.id}
+        cells={(t) => [
+          <>
+            <TemplateName t={t} />
+            {t.description && <p>{t.description}</p>}
+          </>,
+          t.actions.join(', ') || '—',
+          <Faces faces={t.faces} name={t.name} />,
+        ]}
+      />
     </>
   );
 }
 
+/** Mints an object from one of the organization's templates, signed in this browser. */
+function Mint({ templates }: { templates: Map<string, TemplateInfo> }) {
+  const { route } = useLocation();
+  const [templateId, setTemplateId] = useState('');
+  const [name, setName] = useState('');
+  const [custom, setCustom] = useState('');
+  const chosen = templateId || ([...templates.keys()][0] ?? '');
+  if (templates.size === 0) {
+    return (
+      <p>
+        To mint an object you need a template first: <a href={paths.templates}>create one</a>.
+      </p>
+    );
+  }
+  return (
+    <div class="card">
+      <h2>Mint an object</h2>
+      <ActionForm
+        label="Mint an object"
+        submit="Sign and mint"
+        spec={() => {
+          let parsed: unknown = {};
+          if (custom.trim() !== '') {
+            try {
+              parsed = JSON.parse(custom);
+            } catch (err) {
+              throw new Error(`custom is not JSON: ${(err as Error).message}`, { cause: err });
+            }
+          }
+          return {
+            name: 'mint',
+            params: {
+              template_id: chosen,
+              ...(name.trim() ? { metadata: { name: name.trim() } } : {}),
+              ...(custom.trim() ? { custom: parsed } : {}),
+            },
+          };
+        }}
+        onDone={(answer) => route(pathOf(paths.object, answer.object.id))}
+      >
+        <SelectField
+          label="Template"
+          value={chosen}
+          onValue={setTemplateId}
+          options={[...templates.values()].map((t) => [t.id, t.name] as const)}
+        />
+        <Field label="Name (optional)" maxLength={200} value={name} onValue={setName} />
+        <Field
+          label="custom (JSON object, optional)"
+          value={custom}
+          placeholder='{"seat": "12A"}'
+          onValue={setCustom}
+        />
+      </ActionForm>
+    </div>
+  );
+}
+
 function Objects({ templates }: { templates: Map<string, TemplateInfo> }) {
+  const canAct = usePermissions().has('actions.create');
   const me = useLoad(() => ons.GET('/wallets/me'), []);
   const address = me.data?.address.toLowerCase();
   const [mine, setMine] = useState(false);
@@ -94,96 +136,78 @@ function Objects({ templates }: { templates: Map<string, TemplateInfo> }) {
   return (
     <>
       <h2>Objects</h2>
-      <label class="inline">
-        <input
-          type="checkbox"
-          checked={mine}
-          disabled={!address}
-          onChange={(e) => setMine(e.currentTarget.checked)}
-        />{' '}
-        Only objects I own
-      </label>
-      <ErrorMessage error={list.error ?? me.error} />
-      {done && (
-        <p class="notice" role="status">
-          {done}
-        </p>
-      )}
-      {!list.loading && !list.error && list.items.length === 0 && <p>No objects.</p>}
-      {list.items.length > 0 && (
-        <table data-testid="objects">
-          <thead>
-            <tr>
-              <th scope="col">Object</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Faces</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((o) => {
-              const t = templates.get(o.template_id);
-              const name = o.metadata.name || o.id;
-              const owned = address !== undefined && o.owner.toLowerCase() === address;
-              return (
-                <tr key={o.id}>
-                  <td>
-                    {name}
-                    <div class="hint">
-                      <code>{o.id}</code>
-                      <br />
-                      {t ? t.name : <code>{o.template_id}</code>} · {formatDate(o.when_modified)}
-                    </div>
-                    <a href={pathOf(paths.explorerObject, o.id)}>Public page</a>
-                  </td>
-                  <td>
-                    <code class="owner">{o.owner}</code>
-                    {owned && <div class="hint">you</div>}
-                  </td>
-                  <td>{t ? <Faces faces={t.faces} name={name} /> : '—'}</td>
-                  <td>
-                    {owned && (
-                      <button
-                        type="button"
-                        class="secondary"
-                        aria-expanded={open === o.id}
-                        onClick={() => setOpen(open === o.id ? null : o.id)}
-                      >
-                        Transfer {name}
-                      </button>
-                    )}
-                    {owned && open === o.id && (
-                      <TransferForm
-                        objectId={o.id}
-                        name={name}
-                        onDone={(to) => {
-                          setOpen(null);
-                          setDone(`${name} now belongs to ${to}.`);
-                          list.reload();
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
-      {(list.loading || me.loading) && <Progress label="Loading objects…" />}
-      {list.hasMore && !list.loading && (
-        <button type="button" class="secondary" onClick={list.more}>
-          More objects
-        </button>
-      )}
+      <CheckField
+        inline
+        label="Only objects I own"
+        checked={mine}
+        disabled={!address}
+        onChecked={setMine}
+      />
+      {done && <Notice>{done}</Notice>}
+      <PagedTable
+        list={list}
+        error={list.error ?? me.error}
+        busy={me.loading}
+        empty="No objects."
+        loading="Loading objects…"
+        more="More objects"
+        testId="objects"
+        columns={['Object', 'Owner', 'Faces', ACTIONS]}
+        rowKey={(o) => o.id}
+        cells={(o) => {
+          const t = templates.get(o.template_id);
+          const name = o.metadata.name || o.id;
+          const owned = address !== undefined && o.owner.toLowerCase() === address;
+          return [
+            <>
+              {name}
+              <div class="hint">
+                <code>{o.id}</code>
+                <br />
+                {t ? t.name : <code>{o.template_id}</code>} · {formatDate(o.when_modified)}
+              </div>
+              <a href={pathOf(paths.object, o.id)}>Open {name}</a>
+              {' · '}
+              <a href={pathOf(paths.explorerObject, o.id)}>Public page</a>
+            </>,
+            <>
+              <code class="owner">{o.owner}</code>
+              {owned && <div class="hint">you</div>}
+            </>,
+            t ? <Faces faces={t.faces} name={name} /> : '—',
+            owned && canAct && (
+              <>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-expanded={open === o.id}
+                  onClick={() => setOpen(open === o.id ? null : o.id)}
+                >
+                  Transfer {name}
+                </button>
+                {open === o.id && (
+                  <TransferForm
+                    objectId={o.id}
+                    name={name}
+                    onDone={(to) => {
+                      setOpen(null);
+                      setDone(`${name} now belongs to ${to}.`);
+                      list.reload();
+                    }}
+                  />
+                )}
+              </>
+            ),
+          ];
+        }}
+      />
     </>
   );
 }
 
 /** The organization's templates and objects, faces rendered; transfer an object you own. */
 export function ObjectsPage() {
+  const held = usePermissions();
   const [templates, setTemplates] = useState<Map<string, TemplateInfo>>(new Map());
   return (
     <RequireSignIn organization>
@@ -199,6 +223,9 @@ export function ObjectsPage() {
               setTemplates((m) => new Map([...m, ...list.map((t) => [t.id, t] as const)]))
             }
           />
+          {held.has('actions.create') && held.has('objects.create') && (
+            <Mint templates={templates} />
+          )}
           <Objects templates={templates} />
         </section>
       )}

@@ -1,12 +1,21 @@
 import { useState } from 'preact/hooks';
+import { ACTIONS, DataTable } from '../components/data-table.js';
+import { ConfirmButton } from '../components/confirm-button.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { CheckField, Field } from '../components/field.js';
+import { ActionStatus, FormCard, Notice } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
-import { adoptTokens, ons } from '../lib/session.js';
+import { adoptTokens, ons, usePermissions } from '../lib/session.js';
+import { paths } from '../paths.js';
 
-function CreateOrganization({ onCreated }: { onCreated: (id: string) => Promise<void> }) {
+function CreateOrganization({
+  onCreated,
+}: {
+  onCreated: (id: string, name: string) => Promise<void>;
+}) {
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [selfSignup, setSelfSignup] = useState(false);
@@ -20,77 +29,67 @@ function CreateOrganization({ onCreated }: { onCreated: (id: string) => Promise<
     });
     setName('');
     setDescription('');
-    await onCreated(id);
+    await onCreated(id, name.trim());
   });
   return (
-    <form
-      class="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void create.run();
-      }}
+    <FormCard
+      title="Create an organization"
+      submit="Create organization"
+      action={create}
+      busyLabel="Creating the organization…"
     >
-      <h2>Create an organization</h2>
-      <label>
-        Name
-        <input
-          name="org-name"
-          required
-          maxLength={200}
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-      </label>
-      <label>
-        Description (optional)
-        <input
-          name="org-description"
-          maxLength={2000}
-          value={description}
-          onInput={(e) => setDescription(e.currentTarget.value)}
-        />
-      </label>
-      <label>
-        <input
-          type="checkbox"
-          checked={selfSignup}
-          onChange={(e) => setSelfSignup(e.currentTarget.checked)}
-        />
-        Let people sign up into it by themselves
-      </label>
-      <button type="submit" disabled={create.busy}>
-        Create organization
-      </button>
-      {create.busy && <Progress label="Creating the organization…" />}
-      <ErrorMessage error={create.error} />
-    </form>
+      <Field label="Name" name="org-name" required maxLength={200} value={name} onValue={setName} />
+      <Field
+        label="Description (optional)"
+        name="org-description"
+        maxLength={2000}
+        value={description}
+        onValue={setDescription}
+      />
+      <CheckField
+        label="Let people sign up into it by themselves"
+        checked={selfSignup}
+        onChecked={setSelfSignup}
+      />
+    </FormCard>
   );
 }
 
 function Organizations({ currentId }: { currentId: string | null }) {
+  const held = usePermissions();
   const list = useLoad(
     () => ons.GET('/organizations', { params: { query: { limit: 100 } } }),
     [currentId],
   );
-  // Switching gives tokens in the chosen organization's context (design.md §4).
-  const switchTo = useAction(async (organizationId: string) => {
-    adoptTokens(
-      await ons.POST('/organizations/switch', { body: { organization_id: organizationId } }),
-    );
-  });
+  // Switching gives tokens in the chosen organization's context (docs/auth.md, top).
+  const switchTo = useAction(
+    async (organizationId: string, _name: string) => {
+      adoptTokens(
+        await ons.POST('/organizations/switch', { body: { organization_id: organizationId } }),
+      );
+    },
+    (_id, name) => `You now act in ${name}.`,
+  );
   const current = list.data?.organizations.find((o) => o.id === currentId) ?? null;
-  const toggleSignup = useAction(async (allow: boolean) => {
-    if (!current) return;
-    await ons.PATCH('/organizations/{organizationId}', {
-      params: { path: { organizationId: current.id } },
-      body: { settings: { allow_self_signup: allow } },
-    });
-    list.reload();
-  });
+  const toggleSignup = useAction(
+    async (allow: boolean) => {
+      if (!current) return;
+      await ons.PATCH('/organizations/{organizationId}', {
+        params: { path: { organizationId: current.id } },
+        body: { settings: { allow_self_signup: allow } },
+      });
+      list.reload();
+    },
+    (allow) =>
+      allow
+        ? 'Self sign-up is allowed: anyone with the sign-up link can join as a member.'
+        : 'Self sign-up is stopped: people join only by invitation.',
+  );
   return (
     <>
       {list.loading && <Progress label="Loading organizations…" />}
       <ErrorMessage error={list.error ?? switchTo.error} />
+      {switchTo.notice && <Notice>{switchTo.notice}</Notice>}
       {current && (
         <div class="card">
           <h2>{current.name}</h2>
@@ -105,73 +104,76 @@ function Organizations({ currentId }: { currentId: string | null }) {
             <dd>{current.description || '—'}</dd>
             <dt>Self sign-up</dt>
             <dd>{current.settings.allow_self_signup ? 'allowed' : 'not allowed'}</dd>
+            {current.settings.allow_self_signup && (
+              <>
+                <dt>Sign-up link</dt>
+                <dd>
+                  <code data-testid="sign-up-link">{`${window.location.origin}${paths.signUp}?organization=${current.id}`}</code>
+                </dd>
+              </>
+            )}
             <dt>Created</dt>
             <dd>{formatDate(current.when_created)}</dd>
           </dl>
-          {(current.role === 'owner' || current.role === 'admin') && (
-            <button
-              type="button"
-              class="secondary"
-              disabled={toggleSignup.busy}
-              onClick={() => void toggleSignup.run(!current.settings.allow_self_signup)}
-            >
-              {current.settings.allow_self_signup ? 'Stop self sign-up' : 'Allow self sign-up'}
-            </button>
-          )}
+          {held.has('organizations.update') &&
+            (current.settings.allow_self_signup ? (
+              <button
+                type="button"
+                class="secondary"
+                disabled={toggleSignup.busy}
+                onClick={() => void toggleSignup.run(false)}
+              >
+                Stop self sign-up
+              </button>
+            ) : (
+              // Turning it on gives the member role to anyone with the link: asked first.
+              <ConfirmButton
+                variant="secondary"
+                question="Allow self sign-up? Anyone with the sign-up link can then join this organization as a member."
+                confirm="Allow self sign-up"
+                disabled={toggleSignup.busy}
+                onConfirm={() => void toggleSignup.run(true)}
+              >
+                Allow self sign-up
+              </ConfirmButton>
+            ))}
+          <ActionStatus action={toggleSignup} busyLabel="Saving…" />
           <ErrorMessage error={toggleSignup.error} />
         </div>
       )}
       {list.data && (
         <>
           <h2>Your organizations</h2>
-          {list.data.organizations.length === 0 ? (
-            <p>You belong to no organization yet.</p>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Id</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.organizations.map((o) => (
-                  <tr key={o.id}>
-                    <td>{o.name}</td>
-                    <td>{o.role ?? '—'}</td>
-                    <td>
-                      <code>{o.id}</code>
-                    </td>
-                    <td>
-                      {o.id === currentId ? (
-                        <strong>current</strong>
-                      ) : (
-                        <button
-                          type="button"
-                          class="secondary"
-                          disabled={switchTo.busy}
-                          onClick={() => void switchTo.run(o.id)}
-                        >
-                          Switch to {o.name}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
+          <DataTable
+            columns={['Name', 'Role', 'Id', ACTIONS]}
+            rows={list.data.organizations}
+            empty="You belong to no organization yet."
+            rowKey={(o) => o.id}
+            cells={(o) => [
+              o.name,
+              o.role ?? '—',
+              <code>{o.id}</code>,
+              o.id === currentId ? (
+                <strong>current</strong>
+              ) : (
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={switchTo.busy}
+                  onClick={() => void switchTo.run(o.id, o.name)}
+                >
+                  Switch to {o.name}
+                </button>
+              ),
+            ]}
+          />
           {switchTo.busy && <Progress label="Switching organization…" />}
         </>
       )}
       <CreateOrganization
-        onCreated={async (id) => {
+        onCreated={async (id, name) => {
           // A new organization is where its creator most likely wants to act next.
-          await switchTo.run(id);
+          await switchTo.run(id, name);
         }}
       />
     </>

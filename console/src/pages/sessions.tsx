@@ -1,4 +1,7 @@
+import { ACTIONS, DataTable } from '../components/data-table.js';
+import { ConfirmButton } from '../components/confirm-button.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { ActionStatus } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { SignInMethods } from '../components/sign-in-methods.js';
@@ -11,59 +14,46 @@ function Sessions() {
     () => ons.GET('/wallets/sessions', { params: { query: { limit: 100 } } }),
     [],
   );
-  const end = useAction(async (sessionId: string) => {
-    await ons.DELETE('/wallets/sessions/{sessionId}', { params: { path: { sessionId } } });
-    list.reload();
-  });
-  const sessions = list.data?.sessions ?? [];
+  const end = useAction(
+    async (sessionId: string) => {
+      await ons.DELETE('/wallets/sessions/{sessionId}', { params: { path: { sessionId } } });
+      list.reload();
+    },
+    () => 'The session is ended: whoever used it is signed out.',
+  );
   return (
     <section>
       <h1>Sessions</h1>
       <p>Every place your account is signed in. End any session you do not recognise.</p>
       {list.loading && <Progress label="Loading sessions…" />}
       <ErrorMessage error={list.error ?? end.error} />
-      {list.data && (
-        <table>
-          <caption class="hint">{sessions.length} live sessions</caption>
-          <thead>
-            <tr>
-              <th scope="col">Device</th>
-              <th scope="col">Address</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">Last used</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sessions.map((s) => (
-              <tr key={s.id}>
-                <td>
-                  {s.device || 'unknown device'}
-                  {s.current && <strong> (this session)</strong>}
-                </td>
-                <td>{s.ip ?? '—'}</td>
-                <td>{formatDate(s.when_created)}</td>
-                <td>{formatDate(s.last_used_at)}</td>
-                <td>
-                  {!s.current && (
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={end.busy}
-                      onClick={() => void end.run(s.id)}
-                    >
-                      End this session
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {end.busy && <Progress label="Ending the session…" />}
+      <ActionStatus action={end} busyLabel="Ending the session…" />
+      <DataTable
+        caption={`${list.data?.sessions.length ?? 0} live sessions`}
+        captionClass="hint"
+        columns={['Device', 'Address', 'Signed in', 'Last used', ACTIONS]}
+        rows={list.data?.sessions}
+        rowKey={(s) => s.id}
+        cells={(s) => [
+          <>
+            {s.device || 'unknown device'}
+            {s.current && <strong> (this session)</strong>}
+          </>,
+          s.ip ?? '—',
+          formatDate(s.when_created),
+          formatDate(s.last_used_at),
+          !s.current && (
+            <ConfirmButton
+              question={`End the session on ${s.device || 'an unknown device'}? It is signed out at once.`}
+              confirm="End the session"
+              disabled={end.busy}
+              onConfirm={() => void end.run(s.id)}
+            >
+              End this session
+            </ConfirmButton>
+          ),
+        ]}
+      />
       <SignInMethods />
     </section>
   );

@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ErrorMessage } from '../components/error-message.js';
+import { Field } from '../components/field.js';
+import { FormCard } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { WalletCard } from '../components/wallet-card.js';
 import { useAction } from '../lib/hooks.js';
@@ -52,42 +54,32 @@ export function SignInPage() {
           action={byWallet}
           busy={busy}
         />
-        <form
-          class="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void byPassword.run();
-          }}
+        <FormCard
+          title="Email and password"
+          submit="Sign in"
+          action={byPassword}
+          busyLabel="Signing in…"
+          disabled={busy}
         >
-          <h2>Email and password</h2>
-          <label>
-            Email
-            <input
-              type="email"
-              name="email"
-              autocomplete="username"
-              required
-              value={email}
-              onInput={(e) => setEmail(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Password
-            <input
-              type="password"
-              name="password"
-              autocomplete="current-password"
-              required
-              value={password}
-              onInput={(e) => setPassword(e.currentTarget.value)}
-            />
-          </label>
-          <button type="submit" disabled={busy}>
-            Sign in
-          </button>
-          {byPassword.busy && <Progress label="Signing in…" />}
-          <ErrorMessage error={byPassword.error} />
-        </form>
+          <Field
+            label="Email"
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            value={email}
+            onValue={setEmail}
+          />
+          <Field
+            label="Password"
+            type="password"
+            name="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onValue={setPassword}
+          />
+        </FormCard>
       </div>
       <p>
         No account yet? <a href={paths.signUp}>Sign up</a>.

@@ -1,19 +1,16 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
+import { ConfirmButton } from '../components/confirm-button.js';
 import { DeliveryLog } from '../components/delivery-log.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { FormCard, Notice } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { SigningKey } from '../components/signing-key.js';
-import {
-  ruleBody,
-  ruleDraftOf,
-  WebhookFields,
-  type RuleDraft,
-} from '../components/webhook-rules.js';
+import { useWebhookDraft, WebhookFields } from '../components/webhook-rules.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
-import { ons } from '../lib/session.js';
+import { ons, usePermissions } from '../lib/session.js';
 import { paths } from '../paths.js';
 
 interface Hook {
@@ -27,64 +24,48 @@ interface Hook {
 }
 
 function EditWebhook({ hook, onSaved }: { hook: Hook; onSaved: () => void }) {
-  const [url, setUrl] = useState(hook.url);
-  const [description, setDescription] = useState(hook.description);
-  const [rules, setRules] = useState<RuleDraft[]>(hook.rules.map(ruleDraftOf));
+  const draft = useWebhookDraft(hook);
   const [saved, setSaved] = useState(false);
   const save = useAction(async () => {
     setSaved(false);
     await ons.PUT('/webhooks/{webhookId}', {
       params: { path: { webhookId: hook.id } },
-      body: { url: url.trim(), description: description.trim(), rules: rules.map(ruleBody) },
+      body: draft.body,
     });
     setSaved(true);
     onSaved();
   });
   return (
-    <form
-      class="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
+    <FormCard
+      title="Edit"
+      submit="Save changes"
+      action={save}
+      busyLabel="Saving…"
+      notice={saved && 'Saved.'}
     >
-      <h2>Edit</h2>
-      <WebhookFields
-        url={url}
-        onUrl={setUrl}
-        description={description}
-        onDescription={setDescription}
-        rules={rules}
-        onRules={setRules}
-      />
-      <button type="submit" disabled={save.busy}>
-        Save changes
-      </button>
-      {save.busy && <Progress label="Saving…" />}
-      {saved && (
-        <p class="notice" role="status">
-          Saved.
-        </p>
-      )}
-      <ErrorMessage error={save.error} />
-    </form>
+      <WebhookFields {...draft.fields} />
+    </FormCard>
   );
 }
 
 function Webhook({ id }: { id: string }) {
+  const held = usePermissions();
   const { route } = useLocation();
   const hook = useLoad(
     () => ons.GET('/webhooks/{webhookId}', { params: { path: { webhookId: id } } }),
     [id],
   );
   const [key, setKey] = useState<string | null>(null);
-  const activate = useAction(async () => {
-    await ons.PUT('/webhooks/{webhookId}', {
-      params: { path: { webhookId: id } },
-      body: { is_active: true },
-    });
-    hook.reload();
-  });
+  const activate = useAction(
+    async () => {
+      await ons.PUT('/webhooks/{webhookId}', {
+        params: { path: { webhookId: id } },
+        body: { is_active: true },
+      });
+      hook.reload();
+    },
+    () => 'The webhook is active again: matching actions are delivered from now on.',
+  );
   const rotate = useAction(async () => {
     const answer = await ons.POST('/webhooks/{webhookId}/rotate-key', {
       params: { path: { webhookId: id } },
@@ -130,32 +111,40 @@ function Webhook({ id }: { id: string }) {
             </p>
           )}
           <div class="row">
-            {!h.is_active && (
+            {!h.is_active && held.has('webhooks.update') && (
               <button type="button" disabled={activate.busy} onClick={() => void activate.run()}>
                 Re-activate
               </button>
             )}
-            <button
-              type="button"
-              class="secondary"
-              disabled={rotate.busy}
-              onClick={() => void rotate.run()}
-            >
-              Rotate the signing key
-            </button>
-            <button
-              type="button"
-              class="danger"
-              disabled={remove.busy}
-              onClick={() => void remove.run()}
-            >
-              Delete the webhook
-            </button>
+            {held.has('webhooks.update') && (
+              <ConfirmButton
+                variant="secondary"
+                question="Rotate the signing key? For the next 24 hours each delivery is signed with both keys; after that only the new one counts, so give it to your endpoint within that time."
+                confirm="Rotate the key"
+                disabled={rotate.busy}
+                onConfirm={() => void rotate.run()}
+              >
+                Rotate the signing key
+              </ConfirmButton>
+            )}
+            {held.has('webhooks.delete') && (
+              <ConfirmButton
+                question="Delete this webhook? Nothing is delivered to its endpoint any more."
+                confirm="Delete the webhook"
+                disabled={remove.busy}
+                onConfirm={() => void remove.run()}
+              >
+                Delete the webhook
+              </ConfirmButton>
+            )}
           </div>
           {(activate.busy || rotate.busy || remove.busy) && <Progress label="Working…" />}
+          {activate.notice && <Notice>{activate.notice}</Notice>}
           <ErrorMessage error={activate.error ?? rotate.error ?? remove.error} />
-          <EditWebhook key={h.when_modified} hook={h} onSaved={hook.reload} />
-          <DeliveryLog webhookId={h.id} />
+          {held.has('webhooks.update') && (
+            <EditWebhook key={h.when_modified} hook={h} onSaved={hook.reload} />
+          )}
+          <DeliveryLog webhookId={h.id} canRedeliver={held.has('webhooks.update')} />
         </>
       )}
     </section>

@@ -1,63 +1,43 @@
 import { useState } from 'preact/hooks';
+import { DataTable } from '../components/data-table.js';
 import { ErrorMessage } from '../components/error-message.js';
+import { FormCard } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { SigningKey } from '../components/signing-key.js';
-import { emptyRule, ruleBody, WebhookFields, type RuleDraft } from '../components/webhook-rules.js';
+import { useWebhookDraft, WebhookFields } from '../components/webhook-rules.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
-import { ons } from '../lib/session.js';
+import { ons, usePermissions } from '../lib/session.js';
 import { pathOf, paths } from '../paths.js';
 
 function CreateWebhook({ onCreated }: { onCreated: (id: string, key: string) => void }) {
-  const [url, setUrl] = useState('');
-  const [description, setDescription] = useState('');
-  const [rules, setRules] = useState<RuleDraft[]>([emptyRule()]);
+  const draft = useWebhookDraft();
   const create = useAction(async () => {
+    const { description, ...body } = draft.body;
     const hook = await ons.POST('/webhooks', {
-      body: {
-        url: url.trim(),
-        rules: rules.map(ruleBody),
-        ...(description.trim() ? { description: description.trim() } : {}),
-      },
+      body: { ...body, ...(description ? { description } : {}) },
     });
-    setUrl('');
-    setDescription('');
-    setRules([emptyRule()]);
+    draft.reset();
     onCreated(hook.id, hook.signing_key);
   });
   return (
-    <form
-      class="card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void create.run();
-      }}
+    <FormCard
+      title="Create a webhook"
+      submit="Create webhook"
+      action={create}
+      busyLabel="Creating the webhook…"
     >
-      <h2>Create a webhook</h2>
-      <WebhookFields
-        url={url}
-        onUrl={setUrl}
-        description={description}
-        onDescription={setDescription}
-        rules={rules}
-        onRules={setRules}
-        placeholder="https://hooks.example.com/ons"
-      />
-      <button type="submit" disabled={create.busy}>
-        Create webhook
-      </button>
-      {create.busy && <Progress label="Creating the webhook…" />}
-      <ErrorMessage error={create.error} />
-    </form>
+      <WebhookFields {...draft.fields} placeholder="https://hooks.example.com/ons" />
+    </FormCard>
   );
 }
 
 function Webhooks() {
+  const held = usePermissions();
   const [created, setCreated] = useState<{ id: string; key: string } | null>(null);
   // At most 5 webhooks per organization (docs/webhooks.md): one page holds them all.
   const list = useLoad(() => ons.GET('/webhooks', { params: { query: { limit: 20 } } }), []);
-  const hooks = list.data?.webhooks ?? [];
   return (
     <>
       {created && (
@@ -69,39 +49,27 @@ function Webhooks() {
       )}
       {list.loading && <Progress label="Loading webhooks…" />}
       <ErrorMessage error={list.error} />
-      {list.data && hooks.length === 0 && <p>No webhooks yet.</p>}
-      {hooks.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Description</th>
-              <th scope="col">State</th>
-              <th scope="col">Rules</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {hooks.map((h) => (
-              <tr key={h.id}>
-                <td>
-                  <a href={pathOf(paths.webhook, h.id)}>{h.url}</a>
-                </td>
-                <td>{h.description || '—'}</td>
-                <td>{h.is_active ? 'active' : 'inactive'}</td>
-                <td>{h.rules.length}</td>
-                <td>{formatDate(h.when_created)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <CreateWebhook
-        onCreated={(id, key) => {
-          setCreated({ id, key });
-          list.reload();
-        }}
+      <DataTable
+        columns={['Endpoint', 'Description', 'State', 'Rules', 'Created']}
+        rows={list.data?.webhooks}
+        empty="No webhooks yet."
+        rowKey={(h) => h.id}
+        cells={(h) => [
+          <a href={pathOf(paths.webhook, h.id)}>{h.url}</a>,
+          h.description || '—',
+          h.is_active ? 'active' : 'inactive',
+          h.rules.length,
+          formatDate(h.when_created),
+        ]}
       />
+      {held.has('webhooks.create') && (
+        <CreateWebhook
+          onCreated={(id, key) => {
+            setCreated({ id, key });
+            list.reload();
+          }}
+        />
+      )}
     </>
   );
 }

@@ -1,0 +1,35 @@
+import type { ReceiptResult } from '@ons/sdk';
+import { useState } from 'preact/hooks';
+import { useAction } from '../lib/hooks.js';
+import { checkReceipt } from '../lib/log.js';
+import { ErrorMessage } from './error-message.js';
+
+/**
+ * "Verify receipt" on one action: fetches its receipt and checks it in the browser with the
+ * SDK's verifyReceipt (the action's hash, its inclusion proof to the signed checkpoint, the
+ * log's signature and the witnesses' cosignatures).
+ */
+export function ReceiptCheck({ actionId }: { actionId: string }) {
+  const [result, setResult] = useState<ReceiptResult | null>(null);
+  const run = useAction(async () => {
+    setResult(null);
+    setResult((await checkReceipt(actionId)).result);
+  });
+  return (
+    <div data-testid={`receipt-${actionId}`}>
+      <button type="button" class="secondary" disabled={run.busy} onClick={() => void run.run()}>
+        Verify receipt
+      </button>
+      <ErrorMessage error={run.error} />
+      {result && (
+        <p class={result.ok ? 'notice' : 'error'} role="status">
+          {result.ok
+            ? `Verified: in the log of ${String(result.checkpoint?.size)} actions, with ` +
+              `${result.cosignatures.length} witness cosignature(s)` +
+              (result.skipped.length > 0 ? ` (not checked: ${result.skipped.join(', ')})` : '')
+            : `Not verified: ${result.errors.join('; ')}`}
+        </p>
+      )}
+    </div>
+  );
+}
