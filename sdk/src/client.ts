@@ -59,7 +59,7 @@ export class OnsClient {
    * `{data, error, response}` instead of throwing (for reading response headers).
    */
   readonly raw: Client<paths>;
-  /** Build, sign and execute actions (design.md §5). */
+  /** Build, sign and execute actions (docs/ebus.md). */
   readonly actions: ActionsApi;
   readonly baseUrl: string;
   private readonly transport: Transport;

@@ -6,6 +6,7 @@
  * - `ons.actions`: build the text of an action locally, sign it with an EOA or a passkey,
  *   execute one or many.
  * - `verifyWebhook(headers, rawBody, signingKey)`: check a delivery's signature.
+ * - The transparency log: `verifyCheckpoint`, `verifyReceipt`, RFC 6962 proof checks.
  */
 export {
   createOnsClient,
@@ -15,7 +16,13 @@ export {
   type UploadOptions,
 } from './client.js';
 export { Code, OnsError, isOnsError, type OnsErrorDetails, type OnsErrorInit } from './errors.js';
-export { REFRESH_PATH, type FetchFn, type RetryOptions, type Session } from './transport.js';
+export {
+  IDEMPOTENCY_KEY,
+  REFRESH_PATH,
+  type FetchFn,
+  type RetryOptions,
+  type Session,
+} from './transport.js';
 export type * from './types.js';
 export type { paths, components } from './openapi.js';
 export {
@@ -53,3 +60,4 @@ export {
   type WebhookHeaders,
 } from './webhooks.js';
 export * from './verify/index.js';
+export * from './log/index.js';

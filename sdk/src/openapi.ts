@@ -2065,6 +2065,80 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/wallets/connect/organizations/{organizationId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The name of an organization that allows self sign-up (what a sign-up page shows before any prompt) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description organization id (org_…) */
+          organizationId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              name: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/wallets/connect/passkey/register/options': {
     parameters: {
       query?: never;
@@ -2072,7 +2146,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Passkey registration options (spec 2.7) */
+    /** Passkey registration options (docs/auth.md) */
     get: {
       parameters: {
         query?: never;
@@ -2196,7 +2270,7 @@ export interface paths {
               };
             };
             /** @description organization id (org_…) */
-            organization_id: string;
+            organization_id?: string;
           };
         };
       };
@@ -2634,7 +2708,10 @@ export interface paths {
           /** @description owner | admin | member | viewer (docs/permissions.md) */
           role_name?: 'owner' | 'admin' | 'member' | 'viewer';
         };
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };
@@ -2705,7 +2782,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };
@@ -3165,7 +3245,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path: {
           /** @description organization id: `org_` then 26 characters (a ULID) */
           organizationId: string;
@@ -3455,6 +3538,169 @@ export interface paths {
       };
     };
     put?: never;
+    /** ConfirmInvite, as a POST: the invitation token makes the membership active */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description organization id: `org_` then 26 characters (a ULID) */
+          organizationId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the invitation token */
+            token: string;
+            member_id: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              organization_id: string;
+              member: {
+                id: string;
+                wallet_id: string | null;
+                email: string | null;
+                name: string | null;
+                /** @description owner | admin | member | viewer (docs/permissions.md) */
+                role: 'owner' | 'admin' | 'member' | 'viewer';
+                /** @description invitation status; removed members are listed only under `removed` */
+                status: 'invited' | 'active' | 'removed';
+                /** Format: date-time */
+                when_created: string;
+                /** Format: date-time */
+                when_modified: string;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/organizations/{organizationId}/invitation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What an invitation offers (organization, role, email); changes nothing */
+    get: {
+      parameters: {
+        query: {
+          /** @description the invitation token */
+          token: string;
+          member_id: string;
+        };
+        header?: never;
+        path: {
+          /** @description organization id: `org_` then 26 characters (a ULID) */
+          organizationId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              organization_id: string;
+              organization_name: string;
+              member_id: string;
+              email: string;
+              /** @description owner | admin | member | viewer (docs/permissions.md) */
+              role: 'owner' | 'admin' | 'member' | 'viewer';
+              /** Format: date-time */
+              when_expires: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
     post?: never;
     delete?: never;
     options?: never;
@@ -3497,6 +3743,12 @@ export interface paths {
               balance_wei: string;
               /** @description in whole tokens, a decimal string */
               balance: string;
+              /** @description the threshold below which owners and admins are told (null: none) */
+              low_balance_wei: string | null;
+              /** @description the balance is below low_balance_wei */
+              low: boolean;
+              /** @description how many actions the balance still pays for at today's price */
+              actions_left: string;
             };
           };
         };
@@ -3535,6 +3787,98 @@ export interface paths {
       };
     };
     put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/organizations/{organizationId}/balance/low-threshold': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** SetLowBalanceThreshold (needs balance.update there): owners and admins are told by email when the balance falls below it */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description organization id: `org_` then 26 characters (a ULID) */
+          organizationId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            low_balance_wei: string | null;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              organization_id: string;
+              /** @enum {string} */
+              token: 'ONS';
+              decimals: number;
+              /** @description in the smallest unit (wei), a decimal string */
+              balance_wei: string;
+              /** @description in whole tokens, a decimal string */
+              balance: string;
+              /** @description the threshold below which owners and admins are told (null: none) */
+              low_balance_wei: string | null;
+              /** @description the balance is below low_balance_wei */
+              low: boolean;
+              /** @description how many actions the balance still pays for at today's price */
+              actions_left: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
     post?: never;
     delete?: never;
     options?: never;
@@ -3837,7 +4181,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };
@@ -4168,7 +4515,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };
@@ -4622,6 +4972,104 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/templates/{id}/versions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A template's versions (what object chains hashed), newest first */
+    get: {
+      parameters: {
+        query?: {
+          /** @description default 20 */
+          limit?: number;
+          /** @description only versions older */
+          before?: number;
+        };
+        header?: never;
+        path: {
+          /** @description template id: `tpl_` then 26 characters (a ULID) */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              versions: {
+                template_id: string;
+                version: number;
+                name: string;
+                description: string;
+                category: string;
+                faces: {
+                  id: string;
+                  url: string;
+                  config: {
+                    [key: string]: unknown;
+                  };
+                  content: string;
+                }[];
+                /**
+                 * Format: date-time
+                 * @description when this version began
+                 */
+                when_created: string;
+              }[];
+              has_more: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/objects': {
     parameters: {
       query?: never;
@@ -4845,6 +5293,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               };
@@ -5137,6 +5587,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               };
@@ -5723,6 +6175,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               }[];
@@ -5839,6 +6293,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               }[];
@@ -5896,12 +6352,14 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The wallet's next action number (the caller's, or ?address= of the organization) */
+    /** The wallet's next action number and the caller's organization (the caller's wallet, ?address= of the organization, or the wallet ?signer= signs for) */
     get: {
       parameters: {
         query?: {
           /** @description 0x + 40 hex */
           address?: string;
+          /** @description 0x + 40 hex */
+          signer?: string;
         };
         header?: never;
         path?: never;
@@ -5918,6 +6376,7 @@ export interface paths {
             'application/json': {
               address: string;
               nonce: number;
+              organization_id: string;
             };
           };
         };
@@ -6169,6 +6628,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               };
@@ -6359,6 +6820,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               };
@@ -6553,6 +7016,8 @@ export interface paths {
                   template_version: number | null;
                   fee_wei: string;
                   batch_id: string | null;
+                  /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                  log_index?: number | null;
                   /** Format: date-time */
                   when_created: string;
                 };
@@ -6602,6 +7067,8 @@ export interface paths {
                   /** Format: date-time */
                   when_modified: string;
                 };
+                /** @description true when this signed action had been applied before: the answer it gave then (nothing charged or changed) */
+                replayed?: boolean;
                 error?: {
                   code: number;
                   message: string;
@@ -6721,6 +7188,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               }[];
@@ -6800,6 +7269,19 @@ export interface paths {
               decimals: number;
               /** @description the batch key's raw 32-byte Ed25519 public key, 0x + hex: it verifies batch proofs */
               batch_public_key: string;
+              /** @description The transparency log (docs/log.md) */
+              log?: {
+                /** @description the log's origin line and key name */
+                origin: string;
+                /** @description the log's signed-note verifier key: <name>+<key id>+<base64(0x01 ‖ key)> */
+                verifier_key: string;
+                witnesses: {
+                  name: string;
+                  /** @description the witness cosignature key (type 0x04) */
+                  verifier_key: string;
+                  url?: string;
+                }[];
+              };
             };
           };
         };
@@ -7019,7 +7501,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };
@@ -7030,7 +7515,7 @@ export interface paths {
             /** @description lifetime in hours, at most one year (the default) */
             ttl_hours?: number;
             permissions: {
-              /** @description one of objects, templates, actions, webhooks, api-keys, organizations, members, balance, deposits, support, storage, wallets (docs/permissions.md) */
+              /** @description one of objects, templates, actions, webhooks, api-keys, organizations, members, balance, deposits, support, storage, wallets, policies (docs/permissions.md) */
               resource: string;
               crud: {
                 /** @default false */
@@ -7269,7 +7754,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };
@@ -7350,6 +7838,110 @@ export interface paths {
         };
       };
     };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/webhooks/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the deliveries of all the organization's webhooks (status=open: those not delivered) */
+    get: {
+      parameters: {
+        query?: {
+          /** @description page size, 1 to 100 (default 20) */
+          limit?: number;
+          /** @description cursor from the previous page */
+          next?: string;
+          order?: 'asc' | 'desc';
+          sortBy?: string;
+          id?: string;
+          'org-id'?: string;
+          name?: string;
+          autocomplete?: string;
+          'when_created[$gt]'?: string;
+          'when_created[$gte]'?: string;
+          'when_created[$lt]'?: string;
+          'when_created[$lte]'?: string;
+          /** @description one status, or `open`: every status but `done` */
+          status?: ('pending' | 'retrying' | 'done' | 'failed' | 'stopped') | 'open';
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              events: {
+                id: string;
+                webhook_id: string;
+                action_id: string;
+                status: 'pending' | 'retrying' | 'done' | 'failed' | 'stopped';
+                attempts: {
+                  /** Format: date-time */
+                  when_created: string;
+                  status_code: number | null;
+                  duration_ms: number;
+                  error: string | null;
+                }[];
+                next_attempt_at: string | null;
+                /** Format: date-time */
+                when_created: string;
+              }[];
+              next: string;
+              has_more: boolean;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -8010,6 +8602,8 @@ export interface paths {
                 l2_finalization_tx_hash: string;
                 /** @description H(prev_integrity_root ‖ integrity_root ‖ actions_hash ‖ sequence): 0x + 64 lowercase hex, or "" before it exists */
                 commitment: string;
+                /** @description The transparency log size after this batch (docs/log.md): its actions are leaves [log_tree_size - actions_count, log_tree_size); null until it is in the log */
+                log_tree_size: number | null;
                 /** @description RFC 6962 root over the action hashes in execution order: 0x + 64 lowercase hex, or "" before it exists */
                 actions_hash: string;
                 affected_actions: {
@@ -8146,6 +8740,8 @@ export interface paths {
               l2_finalization_tx_hash: string;
               /** @description H(prev_integrity_root ‖ integrity_root ‖ actions_hash ‖ sequence): 0x + 64 lowercase hex, or "" before it exists */
               commitment: string;
+              /** @description The transparency log size after this batch (docs/log.md): its actions are leaves [log_tree_size - actions_count, log_tree_size); null until it is in the log */
+              log_tree_size: number | null;
               /** @description RFC 6962 root over the action hashes in execution order: 0x + 64 lowercase hex, or "" before it exists */
               actions_hash: string;
               affected_actions: {
@@ -8436,6 +9032,8 @@ export interface paths {
                 template_version: number | null;
                 fee_wei: string;
                 batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
                 /** Format: date-time */
                 when_created: string;
               };
@@ -8496,6 +9094,866 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/policies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** ListPolicies */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              policies: {
+                id: string;
+                organization_id: string;
+                name: string;
+                target_type: string;
+                target_id: string | null;
+                period: string | null;
+                spend_cap_wei: string | null;
+                max_actions: number | null;
+                allowed_actions: string[] | null;
+                denied_actions: string[] | null;
+                allowed_templates: string[] | null;
+                denied_templates: string[] | null;
+                max_fee_wei: string | null;
+                usage: {
+                  period: string;
+                  /**
+                   * Format: date-time
+                   * @description start of the oldest bucket counted (the window is counted in 60 steps)
+                   */
+                  window_start: string;
+                  spent_wei: string;
+                  actions: number;
+                } | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+              }[];
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** CreatePolicy */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description what the policy binds: every action of the organization, those signed by a member wallet, those submitted with an API key, or those on a template */
+            target_type: 'organization' | 'wallet' | 'api_key' | 'template';
+            /** @description the wallet, API key or template id; none for the organization */
+            target_id?: string;
+            name: string;
+            /** @description the rolling window of spend_cap_wei and max_actions */
+            period?: 'minute' | 'hour' | 'day' | '30d';
+            /** @description most wei the bound actions may spend per period */
+            spend_cap_wei?: string;
+            /** @description most actions per period */
+            max_actions?: number;
+            allowed_actions?: ('mint' | 'transfer' | 'update' | 'redeem' | 'drop' | 'pickup')[];
+            denied_actions?: ('mint' | 'transfer' | 'update' | 'redeem' | 'drop' | 'pickup')[];
+            allowed_templates?: string[];
+            denied_templates?: string[];
+            /** @description largest fee one action may cost */
+            max_fee_wei?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              organization_id: string;
+              name: string;
+              target_type: string;
+              target_id: string | null;
+              period: string | null;
+              spend_cap_wei: string | null;
+              max_actions: number | null;
+              allowed_actions: string[] | null;
+              denied_actions: string[] | null;
+              allowed_templates: string[] | null;
+              denied_templates: string[] | null;
+              max_fee_wei: string | null;
+              usage: {
+                period: string;
+                /**
+                 * Format: date-time
+                 * @description start of the oldest bucket counted (the window is counted in 60 steps)
+                 */
+                window_start: string;
+                spent_wei: string;
+                actions: number;
+              } | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/policies/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** GetPolicy */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description policy id: `pol_` then 26 characters (a ULID) */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              organization_id: string;
+              name: string;
+              target_type: string;
+              target_id: string | null;
+              period: string | null;
+              spend_cap_wei: string | null;
+              max_actions: number | null;
+              allowed_actions: string[] | null;
+              denied_actions: string[] | null;
+              allowed_templates: string[] | null;
+              denied_templates: string[] | null;
+              max_fee_wei: string | null;
+              usage: {
+                period: string;
+                /**
+                 * Format: date-time
+                 * @description start of the oldest bucket counted (the window is counted in 60 steps)
+                 */
+                window_start: string;
+                spent_wei: string;
+                actions: number;
+              } | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    /** ReplacePolicy */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description policy id: `pol_` then 26 characters (a ULID) */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            name: string;
+            /** @description the rolling window of spend_cap_wei and max_actions */
+            period?: 'minute' | 'hour' | 'day' | '30d';
+            /** @description most wei the bound actions may spend per period */
+            spend_cap_wei?: string;
+            /** @description most actions per period */
+            max_actions?: number;
+            allowed_actions?: ('mint' | 'transfer' | 'update' | 'redeem' | 'drop' | 'pickup')[];
+            denied_actions?: ('mint' | 'transfer' | 'update' | 'redeem' | 'drop' | 'pickup')[];
+            allowed_templates?: string[];
+            denied_templates?: string[];
+            /** @description largest fee one action may cost */
+            max_fee_wei?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              organization_id: string;
+              name: string;
+              target_type: string;
+              target_id: string | null;
+              period: string | null;
+              spend_cap_wei: string | null;
+              max_actions: number | null;
+              allowed_actions: string[] | null;
+              denied_actions: string[] | null;
+              allowed_templates: string[] | null;
+              denied_templates: string[] | null;
+              max_fee_wei: string | null;
+              usage: {
+                period: string;
+                /**
+                 * Format: date-time
+                 * @description start of the oldest bucket counted (the window is counted in 60 steps)
+                 */
+                window_start: string;
+                spent_wei: string;
+                actions: number;
+              } | null;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    post?: never;
+    /** DeletePolicy */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description policy id: `pol_` then 26 characters (a ULID) */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': Record<string, never>;
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/log/checkpoint': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The latest signed checkpoint (C2SP tlog-checkpoint) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/log/tile/{*}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A tile of the tree or an entry bundle (C2SP tlog-tiles)
+     * @description `/log/tile/<L>/<N>[.p/<W>]` (hashes) and `/log/tile/entries/<N>[.p/<W>]` (each entry: 2-byte length ‖ 32 bytes)
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          '*': string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/log/proof/inclusion': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An entry's inclusion proof in a tree size */
+    get: {
+      parameters: {
+        query: {
+          /** @description the entry: an action hash (a private action's entry is its batch commitment), 0x + 64 hex */
+          hash: string;
+          /** @description the tree size to prove inclusion in (a checkpoint’s) */
+          size: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              log_index: number;
+              tree_size: number;
+              /** @description the RFC 6962 leaf hash H(0x00 ‖ entry): 0x + 64 lowercase hex */
+              leaf_hash: string;
+              /** @description RFC 9162 inclusion path, leaf upwards */
+              proof: string[];
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/log/proof/consistency': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A consistency proof between two tree sizes */
+    get: {
+      parameters: {
+        query: {
+          /** @description the older tree size (at least 1) */
+          from: number;
+          /** @description the newer tree size */
+          to: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              from: number;
+              to: number;
+              /** @description RFC 9162 consistency proof */
+              proof: string[];
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/ebus/action-logs/{id}/receipt': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An action's self-contained receipt: its record, inclusion proof and signed checkpoint (its organization; anyone for a public object) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          /** @description action id: `act_` then 26 characters (a ULID) */
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              version: 1;
+              /** @description the network id the action text names (GET /public/network) */
+              network: string;
+              action: {
+                id: string;
+                hash: string;
+                name: string;
+                wallet: string;
+                /** @description The organization it was executed in (the signed text names it) */
+                organization_id: string;
+                signature_type: 'eoa' | 'webauthn';
+                signature:
+                  | string
+                  | {
+                      credential_id: string;
+                      authenticator_data: string;
+                      client_data_json: string;
+                      signature: string;
+                    };
+                nonce: number;
+                params: {
+                  [key: string]: unknown;
+                };
+                /** @description As signed (part of the signed text); null for actions logged before it was kept */
+                expires: string | null;
+                object_id: string | null;
+                template_id: string | null;
+                /** @description The template version it was applied with (GET /public/templates/{id}/versions/{version}); null for actions logged before versions were kept */
+                template_version: number | null;
+                fee_wei: string;
+                batch_id: string | null;
+                /** @description Its leaf's index in the transparency log (docs/log.md); null until its batch is sealed into the log */
+                log_index?: number | null;
+                /** Format: date-time */
+                when_created: string;
+              };
+              log_index: number;
+              tree_size: number;
+              /** @description the action's RFC 6962 leaf hash: 0x + 64 lowercase hex */
+              leaf_hash: string;
+              inclusion_proof: string[];
+              /** @description the signed checkpoint (C2SP tlog-checkpoint) with its cosignatures */
+              checkpoint: string;
+              /** @description An action sealed private: its leaf is H("ons private action v1" ‖ 0x00 ‖ salt ‖ hash ‖ integrity_hash), not its hash */
+              private?: {
+                /** @description the leaf's data: the batch commitment, 0x + 64 hex */
+                leaf: string;
+                /** @description its salt (its organization only) */
+                salt?: string;
+                integrity_hash?: string;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '4XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+        /** @description Error */
+        '5XX': {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description gRPC status code */
+              code: number;
+              message: string;
+              details?: {
+                [key: string]: unknown;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/storage/upload': {
     parameters: {
       query?: never;
@@ -8509,7 +9967,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
+          'idempotency-key'?: string;
+        };
         path?: never;
         cookie?: never;
       };

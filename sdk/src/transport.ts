@@ -19,6 +19,12 @@ export interface RetryOptions {
    * retried; a write that is not idempotent is retried only when the caller says it may be.
    */
   nonIdempotent?: boolean;
+  /**
+   * Send an `Idempotency-Key` with every POST: one key per call (a fresh UUID unless the
+   * call sets the header itself), the same on each of its retries, so a retried create is
+   * answered by the service with its first answer instead of creating twice. Default true.
+   */
+  idempotencyKeys?: boolean;
 }
 
 export type FetchFn = (request: Request) => Promise<Response>;
@@ -40,6 +46,22 @@ export interface TransportOptions {
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 export const REFRESH_PATH = '/auth/refresh-token';
+/** The header the service keys idempotent creates by (docs/api.md, "Idempotent requests"). */
+export const IDEMPOTENCY_KEY = 'idempotency-key';
+
+/**
+ * A random UUID v4. `crypto.randomUUID` exists only in secure contexts in browsers (a console
+ * served over plain http has none); `getRandomValues` exists everywhere.
+ */
+function newIdempotencyKey(): string {
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 const sleepFor = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -80,6 +102,7 @@ export class Transport {
       maxDelayMs: r.maxDelayMs ?? 10_000,
       defaultDelayMs: r.defaultDelayMs ?? 1_000,
       nonIdempotent: r.nonIdempotent ?? false,
+      idempotencyKeys: r.idempotencyKeys ?? true,
     };
     this.sleep = opts.sleep ?? sleepFor;
     this.apiKey = opts.apiKey ?? null;
@@ -116,9 +139,15 @@ export class Transport {
     const method = request.method.toUpperCase();
     const mayRetry = this.retry.nonIdempotent || IDEMPOTENT.has(method);
     const ownCredential = request.headers.has('authorization') || request.headers.has('x-api-key');
+    // One key per call, sent on the first attempt and every retry of it.
+    const idempotencyKey =
+      method === 'POST' && this.retry.idempotencyKeys && !request.headers.has(IDEMPOTENCY_KEY)
+        ? newIdempotencyKey()
+        : null;
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const headers = new Headers(request.headers);
+      if (idempotencyKey !== null) headers.set(IDEMPOTENCY_KEY, idempotencyKey);
       const usedToken = ownCredential ? null : this.authorize(headers);
       const response = await this.send(
         new Request(request.url, {

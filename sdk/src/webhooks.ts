@@ -1,10 +1,11 @@
 import { fromHex, utf8 } from './encoding.js';
 
 /**
- * Checking a webhook delivery's `X-Webhook-Signature` (spec §6.3) on the receiving side:
- * `t=<unix seconds>,v1=<hex>[,v1=<hex>]`, each `v1` the HMAC-SHA256 of `<t>.<raw body>`
- * keyed with the webhook's signing key (64 hex characters, decoded to 32 bytes). After a key
- * rotation the service signs with both keys for 24 hours, so either key verifies.
+ * Checking a webhook delivery's `X-Webhook-Signature` on the receiving side (docs/webhooks.md,
+ * "Checking the signature"): `t=<unix seconds>,v1=<hex>[,v1=<hex>]`, each `v1` the
+ * HMAC-SHA256 of `<t>.<raw body>` keyed with the webhook's signing key (64 hex characters,
+ * decoded to 32 bytes). After a key rotation the service signs with both keys for 24 hours,
+ * so either key verifies.
  *
  * No dependencies: WebCrypto only (Node ≥ 20, browsers, Deno, Bun, edge workers). The
  * service's own tests verify their deliveries with this function.
@@ -12,7 +13,7 @@ import { fromHex, utf8 } from './encoding.js';
 
 export const WEBHOOK_SIGNATURE_HEADER = 'x-webhook-signature';
 
-/** About five minutes either way (spec §8). */
+/** About five minutes either way (docs/webhooks.md, "Checking the signature"). */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /**

@@ -22,7 +22,7 @@ export interface ActionsHost {
   readonly session: Session | null;
 }
 
-/** One action: its name and params (design.md §5). */
+/** One action: its name and params (docs/ebus.md, "Actions and their params"). */
 export interface ActionSpec {
   name: ActionName;
   params: Record<string, unknown>;
@@ -31,8 +31,9 @@ export interface ActionSpec {
 /** Where an action is signed: each field defaults to what the service or the session says. */
 export interface SigningContext {
   /**
-   * The acting wallet's address. Default: the signed-in person's wallet; with an API key,
-   * an EOA signer's own address.
+   * The acting wallet's address. Default: the signed-in person's wallet; with an API key and
+   * an EOA signer, the wallet that EOA signs for (its own address, or the wallet it is linked
+   * to); with an API key and a passkey, the key's creator's wallet.
    */
   wallet?: string;
   /** Default: `GET /ebus/nonce` (the wallet's next number). */
@@ -70,9 +71,9 @@ export interface SignedAction extends PreparedText {
 const DEFAULT_EXPIRY_MS = 5 * 60_000;
 
 /**
- * Actions signed on the client (design.md §5): the text is built here, byte for byte what
- * `POST /ebus/prepare` would answer, so a signature never depends on trusting a text the
- * network sent.
+ * Actions signed on the client (docs/ebus.md, "The text to sign"): the text is built here,
+ * byte for byte what `POST /ebus/prepare` would answer, so a signature never depends on
+ * trusting a text the network sent.
  */
 export class ActionsApi {
   private networkInfo: Promise<NetworkInfo> | null = null;
@@ -99,11 +100,11 @@ export class ActionsApi {
   async prepareText(
     input: ActionSpec & SigningContext & { signer?: ActionSigner },
   ): Promise<PreparedText> {
-    const [network, organizationId, walletNonce] = await Promise.all([
+    const [network, walletNonce] = await Promise.all([
       input.network ?? this.network().then((n) => n.network),
-      this.organization(input.organizationId),
       this.walletAndNonce(input),
     ]);
+    const organizationId = await this.organization(input.organizationId, walletNonce);
     const expires = toIso(input.expires ?? new Date(Date.now() + DEFAULT_EXPIRY_MS));
     const action: ExecuteBody['action'] = {
       wallet: walletNonce.wallet.toLowerCase(),
@@ -138,11 +139,11 @@ export class ActionsApi {
     context: SigningContext & { signer: ActionSigner },
   ): Promise<SignedAction[]> {
     if (actions.length === 0) return [];
-    const [network, organizationId, first] = await Promise.all([
+    const [network, first] = await Promise.all([
       context.network ?? this.network().then((n) => n.network),
-      this.organization(context.organizationId),
       this.walletAndNonce(context),
     ]);
+    const organizationId = await this.organization(context.organizationId, first);
     const expires = toIso(context.expires ?? new Date(Date.now() + DEFAULT_EXPIRY_MS));
     const signed: SignedAction[] = [];
     // One at a time: a browser shows one passkey prompt at a time.
@@ -193,25 +194,38 @@ export class ActionsApi {
     return answer.results;
   }
 
+  /**
+   * The acting wallet and its next number: as given, else from `GET /ebus/nonce` — the
+   * signed-in wallet, or with an API key and an EOA signer the wallet that EOA signs for (its
+   * own address, or a wallet it is linked to). The answer names the caller's organization too.
+   */
   private async walletAndNonce(
     input: SigningContext & { signer?: ActionSigner },
-  ): Promise<{ wallet: string; nonce: number }> {
+  ): Promise<WalletNonce> {
     const signer = input.signer;
-    const address =
-      input.wallet ??
-      (this.host.session === null && signer !== undefined && !isPasskeySigner(signer)
-        ? signer.address
-        : undefined);
-    if (address !== undefined && input.nonce !== undefined) {
-      return { wallet: address, nonce: input.nonce };
+    if (input.wallet !== undefined && input.nonce !== undefined) {
+      return { wallet: input.wallet, nonce: input.nonce };
     }
-    const answer = await this.host.GET('/ebus/nonce', {
-      params: { query: address !== undefined ? { address } : {} },
-    });
-    return { wallet: answer.address, nonce: input.nonce ?? answer.nonce };
+    const query =
+      input.wallet !== undefined
+        ? { address: input.wallet }
+        : this.host.session === null && signer !== undefined && !isPasskeySigner(signer)
+          ? { signer: signer.address }
+          : {};
+    const answer = await this.host.GET('/ebus/nonce', { params: { query } });
+    return {
+      wallet: answer.address,
+      nonce: input.nonce ?? answer.nonce,
+      organizationId: answer.organization_id || undefined,
+    };
   }
 
-  private async organization(explicit: string | undefined): Promise<string> {
+  /**
+   * The organization an action is signed in: as given, the client's, the session's, or
+   * (an API key belongs to one) the one `GET /ebus/nonce` names — no permission needed
+   * beyond being a credential, never `organizations.read`.
+   */
+  private async organization(explicit: string | undefined, known?: WalletNonce): Promise<string> {
     const fixed = explicit ?? this.defaults.organizationId;
     if (fixed !== undefined) return fixed;
     const session = this.host.session;
@@ -222,15 +236,14 @@ export class ActionsApi {
         'the session acts in no organization: switch to one (POST /organizations/switch) or pass organizationId',
       );
     }
-    // An API key belongs to one organization, the only one it lists.
+    if (known?.organizationId !== undefined) return known.organizationId;
     this.keyOrganization ??= this.host
-      .GET('/organizations', { params: { query: { limit: 2 } } })
-      .then((page) => {
-        const [only, ...more] = page.organizations;
-        if (only === undefined || more.length > 0) {
+      .GET('/ebus/nonce', { params: { query: known ? { address: known.wallet } : {} } })
+      .then((answer) => {
+        if (answer.organization_id === '') {
           throw new Error('cannot tell the organization: pass organizationId');
         }
-        return only.id;
+        return answer.organization_id;
       })
       .catch((err: unknown) => {
         this.keyOrganization = null;
@@ -238,6 +251,12 @@ export class ActionsApi {
       });
     return this.keyOrganization;
   }
+}
+
+interface WalletNonce {
+  wallet: string;
+  nonce: number;
+  organizationId?: string | undefined;
 }
 
 function bodyOf(item: SignedAction | ExecuteBody): ExecuteBody {

@@ -1,7 +1,7 @@
 import { base64url, sha256, toHex } from '../encoding.js';
 import { canonicalJson } from './canonical-json.js';
 
-/** Everything the text of an action is made of (design.md §5). */
+/** Everything the text of an action is made of (docs/ebus.md, "The text to sign"). */
 export interface ActionTextInput {
   /** The network id (`GET /public/network` → `network`). */
   network: string;

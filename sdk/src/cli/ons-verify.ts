@@ -1,6 +1,16 @@
 #!/usr/bin/env node
 import { SingleBar, Presets } from 'cli-progress';
 import { Command } from 'commander';
+import { readFile, writeFile } from 'node:fs/promises';
+import { runMonitor } from '../log/monitor.js';
+import { parseVerifierKey } from '../log/note.js';
+import {
+  cosignatureVerifierKey,
+  generateSigner,
+  parseSignerKey,
+  signerKeyText,
+} from '../log/signer.js';
+import { Witness } from '../log/witness.js';
 import { directorySource, recordingSource } from '../verify/files.js';
 import { verifyNetwork, type VerifyReport } from '../verify/run.js';
 import { httpSource, type Source } from '../verify/source.js';
@@ -9,6 +19,8 @@ import { httpSource, type Source } from '../verify/source.js';
  * `ons-verify check <url-or-dir>`: re-checks the service's public history and prints one
  * line per item and a summary; exit status 1 when anything failed (2 when it could not run).
  * `ons-verify download <url> <dir>`: saves what `check` reads, to check it later offline.
+ * `ons-verify witness …`: a tlog-witness for the service's log (and `witness-key` makes its key).
+ * `ons-verify monitor …`: one monitoring pass over the log; exit status 1 names a fault.
  */
 
 const sourceOf = (where: string): Source =>
@@ -91,6 +103,83 @@ export async function main(
       out.log(`saved into ${dir}`);
       status = report.ok ? 0 : 1;
     });
+  program
+    .command('witness-key')
+    .description(
+      "make a witness's signing key file (Go's PRIVATE+KEY note format) and print its verifier key",
+    )
+    .requiredOption('--name <name>', 'the key name, e.g. witness.example.org/acme')
+    .requiredOption('--out <file>', 'where to write it (never overwritten)')
+    .action(async (o: { name: string; out: string }) => {
+      const s = generateSigner(o.name);
+      await writeFile(o.out, `${signerKeyText(s)}\n`, { flag: 'wx', mode: 0o600 });
+      out.log(cosignatureVerifierKey(s));
+    });
+  program
+    .command('witness')
+    .description('serve a C2SP tlog-witness (POST /add-checkpoint) that cosigns the log')
+    .requiredOption('--key <file>', 'the signing key file ("witness-key" makes one)')
+    .requiredOption('--state <file>', 'where it records the last checkpoint it cosigned')
+    .requiredOption(
+      '--log <vkey...>',
+      "the log's verifier key (GET /public/network log.verifier_key)",
+    )
+    .option('--port <n>', 'TCP port', '7380')
+    .option('--host <addr>', 'address to listen on', '127.0.0.1')
+    .action(
+      async (o: { key: string; state: string; log: string[]; port: string; host: string }) => {
+        const witness = await Witness.open({
+          signer: parseSignerKey(await readFile(o.key, 'utf8')),
+          logs: o.log.map((k) => parseVerifierKey(k)),
+          statePath: o.state,
+        });
+        const { url, server } = await witness.listen(Number(o.port), o.host);
+        out.log(`witness ${witness.verifierKey} listening on ${url}/add-checkpoint`);
+        await new Promise<void>((resolve) => {
+          const stop = () => server.close(() => resolve());
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+      },
+    );
+  program
+    .command('monitor')
+    .description("one pass over the service's log: exit 1 naming a fault, 0 when all holds")
+    .requiredOption('--url <url>', "the service's public base URL")
+    .requiredOption('--state <file>', 'where it keeps the last checkpoint it checked')
+    .option('--log-key <vkey>', "the log's verifier key (default: pinned at the first run)")
+    .option('--witness-key <vkey...>', 'witness keys (default: pinned at the first run)')
+    .option('--min-cosignatures <n>', 'cosignatures required from those witnesses', '0')
+    .option('--webhook <url>', 'POST a signed report there on a fault')
+    .option('--webhook-key <hex>', 'the 64-hex key that signs the report (as webhooks are signed)')
+    .action(
+      async (o: {
+        url: string;
+        state: string;
+        logKey?: string;
+        witnessKey?: string[];
+        minCosignatures: string;
+        webhook?: string;
+        webhookKey?: string;
+      }) => {
+        if ((o.webhook === undefined) !== (o.webhookKey === undefined)) {
+          throw new Error('--webhook and --webhook-key go together');
+        }
+        if (o.webhookKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(o.webhookKey)) {
+          throw new Error('--webhook-key is 64 hex characters');
+        }
+        const r = await runMonitor({
+          url: o.url,
+          statePath: o.state,
+          ...(o.logKey ? { logKey: o.logKey } : {}),
+          ...(o.witnessKey ? { witnessKeys: o.witnessKey } : {}),
+          minCosignatures: Number(o.minCosignatures),
+          ...(o.webhook ? { webhookUrl: o.webhook, webhookKey: o.webhookKey! } : {}),
+        });
+        out.log(r.ok ? `ok    ${r.message}` : `FAULT ${r.fault}: ${r.message}`);
+        status = r.ok ? 0 : 1;
+      },
+    );
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {

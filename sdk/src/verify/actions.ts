@@ -34,7 +34,10 @@ function linkedAt(links: SignerLinks, when: string): boolean {
   );
 }
 
-/** The text the action's signer signed (design.md §5), rebuilt from its record alone. */
+/**
+ * The text the action's signer signed (docs/ebus.md, "The text to sign"), rebuilt from its record
+ * alone.
+ */
 export function actionTextOf(record: ActionRecord, network: string): string {
   if (record.expires === null)
     throw new Error('the record has no expires (logged before it was kept)');

@@ -40,3 +40,10 @@ export type {
   TemplateVersion,
   Verdict,
 } from './types.js';
+export { publicActionContext, publicTemplates } from './public-reads.js';
+export {
+  verifySealedBatch,
+  type SealedBatchLine,
+  type SealedBatchOptions,
+  type SealedBatchReport,
+} from './sealed-batch.js';

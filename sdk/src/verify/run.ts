@@ -1,19 +1,10 @@
 import { verifyActionSignature } from './actions.js';
 import { verifyBatch } from './batches.js';
 import { verifyActionInclusion } from './inclusion.js';
-import { verifyObjectChain, type TemplateInfo } from './objects.js';
+import { verifyObjectChain } from './objects.js';
+import { contentActionsOf, listAll, publicActionContext, publicTemplates } from './public-reads.js';
 import type { Source } from './source.js';
-import type {
-  ActionRecord,
-  BatchRecord,
-  ProofRecord,
-  PublicCredential,
-  PublicObject,
-  PublicTemplate,
-  SignerLinks,
-  TemplateVersion,
-  Verdict,
-} from './types.js';
+import type { ActionRecord, BatchRecord, ProofRecord, PublicObject, Verdict } from './types.js';
 
 export interface VerifyOptions {
   /** Only these public objects (default: every public object, up to `maxObjects`). */
@@ -30,46 +21,9 @@ export interface VerifyOptions {
   contentActions?: boolean;
 }
 
-/** The action records of a batch's content (none when it cannot be read). */
-function contentActionsOf(content: Uint8Array): ActionRecord[] {
-  try {
-    const parsed = JSON.parse(new TextDecoder().decode(content)) as { actions?: unknown };
-    // An action on a private object (content versions 3 and 4) has no text to check.
-    return Array.isArray(parsed.actions)
-      ? (parsed.actions as (ActionRecord & { private?: boolean })[]).filter(
-          (a) => a.private !== true,
-        )
-      : [];
-  } catch {
-    return [];
-  }
-}
-
 export interface VerifyReport {
   ok: boolean;
   verdicts: Verdict[];
-}
-
-interface Page {
-  next: string | null;
-  has_more: boolean;
-  [key: string]: unknown;
-}
-
-/** Every item of a listed route, following `next`. */
-async function listAll<T>(source: Source, path: string, key: string, max = Infinity): Promise<T[]> {
-  const out: T[] = [];
-  let next: string | null = null;
-  do {
-    const sep = path.includes('?') ? '&' : '?';
-    const page: Page | null = await source.json<Page>(
-      next === null ? path : `${path}${sep}next=${encodeURIComponent(next)}`,
-    );
-    if (page === null) throw new Error(`GET ${path}: 404`);
-    out.push(...(page[key] as T[]));
-    next = page.has_more ? page.next : null;
-  } while (next !== null && out.length < max);
-  return out.slice(0, max);
 }
 
 const enc = encodeURIComponent;
@@ -113,26 +67,8 @@ export async function verifyNetwork(
   const total = objects.length + batches.length;
   let done = 0;
   const step = () => opts.onProgress?.(++done, total);
-  const templates = new Map<string, PublicTemplate | null>();
-  const credentials = new Map<string, Promise<PublicCredential | null>>();
-  const credential = (id: string) => {
-    let c = credentials.get(id);
-    if (!c)
-      credentials.set(id, (c = source.json<PublicCredential>(`/public/credentials/${enc(id)}`)));
-    return c;
-  };
-  const links = new Map<string, Promise<SignerLinks | null>>();
-  const signerLinks = (wallet: string, signer: string) => {
-    const key = `${wallet} ${signer}`;
-    let l = links.get(key);
-    if (!l) {
-      l = source.json<SignerLinks>(`/public/wallets/${enc(wallet)}/signers/${enc(signer)}`);
-      links.set(key, l);
-    }
-    return l;
-  };
-  const versions = new Map<string, TemplateVersion | null>();
-  const actionContext = { network: network.network, credential, signerLinks };
+  const actionContext = publicActionContext(source, network.network);
+  const templates = publicTemplates(source);
   /** The actions whose signature is checked already. */
   const checked = new Set<string>();
   const integrityByAction = new Map<string, string>();
@@ -147,31 +83,8 @@ export async function verifyNetwork(
       checked.add(action.id);
       verdicts.push(await verifyActionSignature(action, actionContext));
     }
-    if (!templates.has(object.template_id)) {
-      templates.set(
-        object.template_id,
-        await source.json<PublicTemplate>(`/public/templates/${enc(object.template_id)}`),
-      );
-    }
-    // The template version each action was applied with (records logged before versions were
-    // kept name none: those replay with the template as it is now).
-    for (const a of history) {
-      const key = `${object.template_id}@${String(a.template_version)}`;
-      if (a.template_version !== null && !versions.has(key)) {
-        versions.set(
-          key,
-          await source.json<TemplateVersion>(
-            `/public/templates/${enc(object.template_id)}/versions/${a.template_version}`,
-          ),
-        );
-      }
-    }
-    const template = templates.get(object.template_id);
-    if (template) {
-      const templateOf = (a: ActionRecord): TemplateInfo | null =>
-        a.template_version === null
-          ? template
-          : (versions.get(`${object.template_id}@${a.template_version}`) ?? null);
+    const templateOf = await templates.forHistory(object.template_id, history);
+    if (templateOf) {
       const chain = verifyObjectChain(object, history, templateOf);
       verdicts.push(chain.verdict);
       for (const [k, v] of chain.integrityByAction) integrityByAction.set(k, v);

@@ -1,0 +1,154 @@
+import { hex } from '../verify/bytes.js';
+import { fromBase64 } from './base64.js';
+import { verifyCosignature, type Cosignature } from './cosignature.js';
+import {
+  ALG_COSIGNATURE_V1,
+  ALG_ED25519,
+  NoteError,
+  parseNote,
+  parseVerifierKey,
+  verifyNoteSignature,
+  type Note,
+  type VerifierKey,
+} from './note.js';
+
+/**
+ * C2SP tlog-checkpoint: the note text is `<origin>\n<tree size>\n<base64 root hash>\n`
+ * then optional extension lines. The service adds one, `ons-batch <sequence> <0x batch
+ * hash>`, naming the batch whose seal produced the checkpoint.
+ */
+export interface Checkpoint {
+  origin: string;
+  size: number;
+  root: Uint8Array;
+  /** The extension lines, as they are. */
+  extensions: string[];
+  /** The `ons-batch` extension, when there is one. */
+  batch: { sequence: number; hash: string } | null;
+  /** The note text the signatures cover. */
+  body: string;
+}
+
+const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
+
+/** Parses a checkpoint's note text (without signatures); throws NoteError. */
+export function parseCheckpointBody(body: string): Checkpoint {
+  if (!body.endsWith('\n')) throw new NoteError('malformed checkpoint');
+  const lines = body.slice(0, -1).split('\n');
+  if (lines.length < 3) throw new NoteError('malformed checkpoint');
+  const [origin, sizeText, rootText] = lines as [string, string, string];
+  const extensions = lines.slice(3);
+  if (origin.length === 0 || !DECIMAL.test(sizeText) || extensions.some((l) => l === '')) {
+    throw new NoteError('malformed checkpoint');
+  }
+  const size = Number(sizeText);
+  const root = fromBase64(rootText);
+  if (!Number.isSafeInteger(size) || !root || root.length !== 32) {
+    throw new NoteError('malformed checkpoint');
+  }
+  let batch: Checkpoint['batch'] = null;
+  for (const line of extensions) {
+    if (!line.startsWith('ons-batch ')) continue;
+    const m = /^ons-batch ([1-9][0-9]*) (0x[0-9a-f]{64})$/.exec(line);
+    if (!m || batch !== null || !Number.isSafeInteger(Number(m[1]))) {
+      throw new NoteError('malformed ons-batch line');
+    }
+    batch = { sequence: Number(m[1]), hash: m[2]! };
+  }
+  return { origin, size, root, extensions, batch, body };
+}
+
+/** `0x` hex of a checkpoint's root (the service's proofs use that spelling). */
+export const rootHex = (c: Checkpoint): string => hex(c.root);
+
+export interface CheckpointOptions {
+  /** The log's verifier key (`GET /public/network` → `log.verifier_key`), text or parsed. */
+  logKey: string | VerifierKey;
+  /** Witness verifier keys (cosignature/v1); cosignatures by other keys are ignored. */
+  witnessKeys?: readonly (string | VerifierKey)[];
+  /** How many of `witnessKeys` must have cosigned (default 0). */
+  minCosignatures?: number;
+}
+
+export interface CheckedCheckpoint {
+  ok: boolean;
+  /**
+   * What failed, each `<check>: <words>`; check is `format`, `key`, `signature`,
+   * `cosignature` or `cosignatures` (too few).
+   */
+  errors: string[];
+  checkpoint: Checkpoint | null;
+  /** The witnesses whose cosignature verified. */
+  cosignatures: Cosignature[];
+}
+
+const keyOf = (k: string | VerifierKey): VerifierKey =>
+  typeof k === 'string' ? parseVerifierKey(k) : k;
+
+/**
+ * Checks a signed checkpoint: the format, the log's Ed25519 signature (the key's name must
+ * be the origin), each cosignature by a given witness key, and the quorum. Never throws.
+ */
+export async function verifyCheckpoint(
+  text: string,
+  options: CheckpointOptions,
+): Promise<CheckedCheckpoint> {
+  const errors: string[] = [];
+  const done = (checkpoint: Checkpoint | null, cosignatures: Cosignature[] = []) => ({
+    ok: errors.length === 0,
+    errors,
+    checkpoint,
+    cosignatures,
+  });
+  let logKey: VerifierKey;
+  let witnesses: VerifierKey[];
+  try {
+    logKey = keyOf(options.logKey);
+    witnesses = (options.witnessKeys ?? []).map(keyOf);
+  } catch (err) {
+    errors.push(`key: ${(err as Error).message}`);
+    return done(null);
+  }
+  if (logKey.alg !== ALG_ED25519) errors.push('key: the log key is not an Ed25519 note key');
+  if (witnesses.some((w) => w.alg !== ALG_COSIGNATURE_V1)) {
+    errors.push('key: a witness key is not a cosignature/v1 key');
+  }
+  if (errors.length > 0) return done(null);
+  let note: Note;
+  let checkpoint: Checkpoint;
+  try {
+    note = parseNote(text);
+    checkpoint = parseCheckpointBody(note.body);
+  } catch (err) {
+    errors.push(`format: ${(err as Error).message}`);
+    return done(null);
+  }
+  if (checkpoint.origin !== logKey.name) {
+    errors.push(`signature: the checkpoint's origin ${checkpoint.origin} is not the key's name`);
+    return done(checkpoint);
+  }
+  const own = note.signatures.filter((s) => s.name === logKey.name && s.keyId === logKey.keyId);
+  if (own.length === 0) errors.push("signature: no signature by the log's key");
+  for (const s of own) {
+    if (!(await verifyNoteSignature(note.body, s, logKey))) {
+      errors.push("signature: the log's signature does not verify");
+      break;
+    }
+  }
+  const cosignatures: Cosignature[] = [];
+  for (const w of witnesses) {
+    const lines = note.signatures.filter((s) => s.name === w.name && s.keyId === w.keyId);
+    let good: Cosignature | null = null;
+    for (const s of lines) {
+      const c = await verifyCosignature(note.body, s, w);
+      if (c === null) errors.push(`cosignature: ${w.name}'s cosignature does not verify`);
+      else good ??= c;
+    }
+    if (good) cosignatures.push(good);
+  }
+  const min = options.minCosignatures ?? 0;
+  if (cosignatures.length < min) {
+    errors.push(`cosignatures: ${cosignatures.length} valid, at least ${min} required`);
+  }
+  return done(checkpoint, cosignatures);
+}

@@ -1,0 +1,126 @@
+import type { ActionContext } from './actions.js';
+import type { TemplateInfo } from './objects.js';
+import type { Source } from './source.js';
+import type {
+  ActionRecord,
+  PublicCredential,
+  PublicTemplate,
+  SignerLinks,
+  TemplateVersion,
+} from './types.js';
+
+/**
+ * What every verifier reads besides the records it checks, read once each from a `Source`:
+ * the network's public key, published passkeys, EOA links to wallets, templates and their
+ * versions. `ons-verify` (verifyNetwork) and the console's "Verify in the browser"
+ * (verifySealedBatch) both read through this, so neither can check less than the other
+ * (issue 32: the console once passed no signer links and called a linked EOA's action bad).
+ */
+
+const enc = encodeURIComponent;
+
+/** The signature-checking context of `source`: credentials and signer links, cached. */
+export function publicActionContext(source: Source, network: string): ActionContext {
+  const credentials = new Map<string, Promise<PublicCredential | null>>();
+  const links = new Map<string, Promise<SignerLinks | null>>();
+  return {
+    network,
+    credential(id) {
+      let c = credentials.get(id);
+      if (!c) {
+        c = source.json<PublicCredential>(`/public/credentials/${enc(id)}`);
+        credentials.set(id, c);
+      }
+      return c;
+    },
+    signerLinks(wallet, signer) {
+      const key = `${wallet} ${signer}`;
+      let l = links.get(key);
+      if (!l) {
+        l = source.json<SignerLinks>(`/public/wallets/${enc(wallet)}/signers/${enc(signer)}`);
+        links.set(key, l);
+      }
+      return l;
+    },
+  };
+}
+
+/**
+ * The template each action of an object's history was applied with: the version it names,
+ * or (records logged before versions were kept) the template as it is now. Null when the
+ * template is not public.
+ */
+export function publicTemplates(source: Source) {
+  const templates = new Map<string, Promise<PublicTemplate | null>>();
+  const versions = new Map<string, Promise<TemplateVersion | null>>();
+  const template = (id: string) => {
+    let t = templates.get(id);
+    if (!t) {
+      t = source.json<PublicTemplate>(`/public/templates/${enc(id)}`);
+      templates.set(id, t);
+    }
+    return t;
+  };
+  const version = (id: string, v: number) => {
+    const key = `${id}@${v}`;
+    let t = versions.get(key);
+    if (!t) {
+      t = source.json<TemplateVersion>(`/public/templates/${enc(id)}/versions/${v}`);
+      versions.set(key, t);
+    }
+    return t;
+  };
+  return {
+    /** The resolver verifyObjectChain takes, or null when the template is not public. */
+    async forHistory(
+      templateId: string,
+      history: ActionRecord[],
+    ): Promise<((a: ActionRecord) => TemplateInfo | null) | null> {
+      const current = await template(templateId);
+      if (!current) return null;
+      const byVersion = new Map<number, TemplateVersion | null>();
+      for (const a of history) {
+        if (a.template_version !== null && !byVersion.has(a.template_version)) {
+          byVersion.set(a.template_version, await version(templateId, a.template_version));
+        }
+      }
+      return (a) =>
+        a.template_version === null ? current : (byVersion.get(a.template_version) ?? null);
+    },
+  };
+}
+
+/** Every item of a listed route, following `next` (at most `max` items). */
+export async function listAll<T>(
+  source: Source,
+  path: string,
+  key: string,
+  max = Infinity,
+): Promise<T[]> {
+  const out: T[] = [];
+  let next: string | null = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const page: { next: string | null; has_more: boolean; [k: string]: unknown } | null =
+      await source.json(next === null ? path : `${path}${sep}next=${enc(next)}`);
+    if (page === null) throw new Error(`GET ${path}: 404`);
+    out.push(...(page[key] as T[]));
+    next = page.has_more ? page.next : null;
+  } while (next !== null && out.length < max);
+  return out.slice(0, max);
+}
+
+/** The action records of a batch's content that carry their text (none when unreadable). */
+export function contentActionsOf(content: Uint8Array): ActionRecord[] {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(content)) as { actions?: unknown };
+    // An action on a private object (content versions 3 and 4) has no text to check.
+    return Array.isArray(parsed.actions)
+      ? (parsed.actions as (ActionRecord & { private?: boolean })[]).filter(
+          (a) => a.private !== true,
+        )
+      : [];
+  } catch {
+    return [];
+  }
+}

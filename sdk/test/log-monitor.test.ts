@@ -1,0 +1,298 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main as onsVerify } from '@ons/sdk/cli';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { headerHash, verifyWebhook } from '@ons/sdk';
+import {
+  cosignatureVerifierKey,
+  generateSigner,
+  noteVerifierKey,
+  type SignerKey,
+} from '../src/log/signer.js';
+import { FakeLog, type FakeBatch } from './log-fixture.js';
+
+/**
+ * Issue 33 item 6: `ons-verify monitor` against a loopback server that serves a log as the
+ * contract says, then doctored answers: each fault is named and exits 1.
+ */
+
+interface Doctor {
+  checkpoint?: () => string;
+  consistency?: (from: number, to: number) => string[];
+  entries?: (n: number, bytes: Uint8Array) => Uint8Array;
+  batches?: (list: FakeBatch[]) => FakeBatch[];
+  verifierKey?: string;
+}
+
+let log: FakeLog;
+let doctor: Doctor = {};
+const witness = generateSigner('witness.monitor.example');
+let cosigners: SignerKey[] = [];
+let server: Server;
+let webhook: Server;
+let base: string;
+let hookUrl: string;
+let dir: string;
+const alerts: { headers: Record<string, unknown>; body: string }[] = [];
+
+function serve(req: { url?: string }): { status: number; type: string; body: string | Buffer } {
+  const u = new URL(req.url ?? '/', 'http://x');
+  const json = (v: unknown) => ({ status: 200, type: 'application/json', body: JSON.stringify(v) });
+  if (u.pathname === '/public/network') {
+    return json({
+      network: log.network,
+      log: {
+        origin: log.origin,
+        verifier_key: doctor.verifierKey ?? log.vkey,
+        witnesses: [{ name: witness.name, verifier_key: cosignatureVerifierKey(witness) }],
+      },
+    });
+  }
+  if (u.pathname === '/log/checkpoint') {
+    const text = doctor.checkpoint?.() ?? log.checkpoint(log.size, cosigners);
+    return { status: 200, type: 'text/plain; charset=utf-8', body: text };
+  }
+  if (u.pathname === '/log/proof/consistency') {
+    const from = Number(u.searchParams.get('from'));
+    const to = Number(u.searchParams.get('to'));
+    const proof = doctor.consistency?.(from, to) ?? log.consistency(from, to);
+    return json({ from, to, proof });
+  }
+  const tile = /^\/log\/tile\/entries\/((?:x\d{3}\/)*\d{3})(?:\.p\/(\d+))?$/.exec(u.pathname);
+  if (tile) {
+    const n = Number(tile[1]!.replace(/x|\//g, ''));
+    const width = tile[2] === undefined ? 256 : Number(tile[2]);
+    if (log.size < n * 256 + width) return { status: 404, type: 'text/plain', body: 'no' };
+    const bytes = log.entryTile(n, n * 256 + width);
+    return {
+      status: 200,
+      type: 'application/octet-stream',
+      body: Buffer.from(doctor.entries?.(n, bytes) ?? bytes),
+    };
+  }
+  if (u.pathname === '/batches') {
+    const all = (doctor.batches?.(log.batches) ?? log.batches).slice().reverse();
+    const at = Number(u.searchParams.get('next') ?? 0);
+    const page = all.slice(at, at + 2); // small pages, so the monitor pages
+    return json({ batches: page, has_more: at + 2 < all.length, next: String(at + 2) });
+  }
+  return { status: 404, type: 'text/plain', body: 'not found' };
+}
+
+const listen = async (s: Server): Promise<string> => {
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ons-monitor-'));
+  server = createServer((req, res) => {
+    const r = serve(req);
+    res.writeHead(r.status, { 'content-type': r.type });
+    res.end(r.body);
+  });
+  base = await listen(server);
+  webhook = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      alerts.push({ headers: req.headers, body });
+      res.end('ok');
+    });
+  });
+  hookUrl = await listen(webhook);
+});
+afterAll(async () => {
+  await new Promise((r) => server?.close(r));
+  await new Promise((r) => webhook?.close(r));
+  await rm(dir, { recursive: true, force: true });
+});
+
+let stateFile: string;
+let n = 0;
+beforeEach(() => {
+  log = new FakeLog('log.monitor.example');
+  log.addBatch(3);
+  log.addBatch(200);
+  log.addBatch(60);
+  doctor = {};
+  cosigners = [witness];
+  stateFile = join(dir, `state-${++n}.json`);
+});
+
+async function monitor(...extra: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const code = await onsVerify(['monitor', '--url', base, '--state', stateFile, ...extra], {
+    log: (l) => lines.push(l),
+    isTTY: false,
+  });
+  return { code, out: lines.join('\n') };
+}
+
+/** A log with the same origin and key but other entries (what a split view would serve). */
+function forkOf(size: number): FakeLog {
+  const fork = new FakeLog(log.origin, 'fork');
+  Object.assign(fork, { signer: log.signer });
+  fork.addBatch(size);
+  return fork;
+}
+
+describe('ons-verify monitor', () => {
+  it('checks the whole log on its first pass, then only what is new', async () => {
+    const first = await monitor('--min-cosignatures', '1');
+    expect(first).toEqual({
+      code: 0,
+      out: `ok    size 263 (was 0): 263 new entries and 3 batches checked; cosigned by ${witness.name}`,
+    });
+    const state = JSON.parse(await readFile(stateFile, 'utf8')) as {
+      size: number;
+      log_key: string;
+    };
+    expect(state).toMatchObject({ size: 263, log_key: log.vkey });
+    log.addBatch(5);
+    log.addBatch(300);
+    expect((await monitor('--min-cosignatures', '1')).out).toBe(
+      `ok    size 568 (was 263): 305 new entries and 2 batches checked; cosigned by ${witness.name}`,
+    );
+    expect((await monitor()).out).toMatch(/^ok {4}size 568 \(was 568\): 0 new entries/);
+  });
+
+  it('names a rollback', async () => {
+    await monitor();
+    const before = await readFile(stateFile, 'utf8');
+    doctor.checkpoint = () => log.checkpoint(203);
+    expect(await monitor()).toEqual({
+      code: 1,
+      out: 'FAULT rollback: the log went back from size 263 to 203',
+    });
+    // The state keeps the last good checkpoint, so the fault is reported again next time.
+    expect(await readFile(stateFile, 'utf8')).toBe(before);
+  });
+
+  it('names a fork: two checkpoints of one size with different roots (a split view)', async () => {
+    await monitor();
+    const fork = forkOf(263);
+    doctor.checkpoint = () => fork.checkpoint();
+    expect(await monitor()).toEqual({
+      code: 1,
+      out: 'FAULT fork: two checkpoints of size 263 with different roots (a split view)',
+    });
+  });
+
+  it('names a fork: a larger tree that does not extend the one it saw', async () => {
+    await monitor();
+    const fork = forkOf(300);
+    doctor.checkpoint = () => fork.checkpoint();
+    doctor.consistency = (from, to) => fork.consistency(from, to);
+    const r = await monitor();
+    expect(r.code).toBe(1);
+    expect(r.out).toBe(
+      'FAULT fork: size 300 is not consistent with the checkpoint of size 263 seen before (a fork or rewritten history)',
+    );
+  });
+
+  it('names a bad signature, another key, and a changed log key', async () => {
+    doctor.checkpoint = () => log.checkpoint().replace(/\n263\n/, '\n262\n');
+    expect((await monitor()).out).toBe("FAULT signature: the log's signature does not verify");
+    const impostor = generateSigner(log.origin);
+    const other = new FakeLog(log.origin);
+    Object.assign(other, { signer: impostor });
+    other.addBatch(4);
+    doctor.checkpoint = () => other.checkpoint();
+    expect((await monitor()).out).toBe("FAULT signature: no signature by the log's key");
+    doctor = {};
+    expect((await monitor()).code).toBe(0);
+    doctor.verifierKey = noteVerifierKey(impostor);
+    expect((await monitor()).out).toMatch(/^FAULT signature: the log's key changed from /);
+  });
+
+  it('names a bad cosignature and a missing quorum', async () => {
+    const forged = generateSigner(witness.name);
+    cosigners = [forged];
+    // A line under the witness's name but another key: not the witness's (no valid one).
+    expect((await monitor('--min-cosignatures', '1')).out).toBe(
+      'FAULT cosignature: cosignatures: 0 valid, at least 1 required',
+    );
+    cosigners = [witness];
+    doctor.checkpoint = () => {
+      const text = log.checkpoint(log.size, [witness]);
+      const lines = text.split('\n');
+      const last = lines[lines.length - 2]!;
+      const raw = Buffer.from(last.split(' ')[2]!, 'base64');
+      raw[20]! ^= 1;
+      lines[lines.length - 2] = `— ${witness.name} ${raw.toString('base64')}`;
+      return lines.join('\n');
+    };
+    expect((await monitor()).out).toBe(
+      `FAULT cosignature: ${witness.name}'s cosignature does not verify`,
+    );
+  });
+
+  it('names a batch whose actions_hash is not the root of its entries, or that the checkpoint does not name', async () => {
+    // The log signs other entries than batch 2 committed to (its header, chain and the
+    // checkpoint's ons-batch line all hold): only recomputing actions_hash shows it.
+    log.privateLeaves.set(10, `0x${'ee'.repeat(32)}`);
+    expect((await monitor()).out).toBe(
+      'FAULT batch: batch 2: actions_hash is not the root of its entries 3…202',
+    );
+    log.privateLeaves.clear();
+    doctor.batches = (list) =>
+      list.map((b) => {
+        if (b.sequence !== 3) return b;
+        const moved = { ...b, prev_hash: `0x${'22'.repeat(32)}` };
+        return { ...moved, hash: headerHash(moved) };
+      });
+    expect((await monitor()).out).toBe(
+      'FAULT batch: batch 3: prev_hash does not chain to the batch before',
+    );
+    doctor.batches = (list) =>
+      list.map((b) => (b.sequence === 3 ? { ...b, hash: `0x${'11'.repeat(32)}` } : b));
+    expect((await monitor()).out).toBe("FAULT batch: batch 3: hash is not its header's");
+    doctor.batches = (list) => list.slice(0, 2);
+    expect((await monitor()).out).toBe(
+      'FAULT batch: batch 3, named by the checkpoint, is not listed',
+    );
+  });
+
+  it('names entry tiles that do not hash to the signed root', async () => {
+    doctor.entries = (tile, bytes) => {
+      if (tile !== 0) return bytes;
+      const copy = Uint8Array.from(bytes);
+      copy[2 + 34 * 5]! ^= 1;
+      return copy;
+    };
+    expect((await monitor()).out).toBe(
+      'FAULT entries: entries 0…262 do not hash to the signed root',
+    );
+  });
+
+  it('posts a fault report signed like a webhook (--webhook-key), which verifyWebhook accepts', async () => {
+    const key = 'ab'.repeat(32);
+    await monitor();
+    doctor.checkpoint = () => log.checkpoint(3);
+    const r = await monitor('--webhook', `${hookUrl}/alerts`, '--webhook-key', key);
+    expect(r.code).toBe(1);
+    const a = alerts[alerts.length - 1]!;
+    expect(await verifyWebhook(a.headers as Record<string, string>, a.body, key)).toMatchObject({
+      ok: true,
+    });
+    expect(JSON.parse(a.body)).toMatchObject({ type: 'log.fault', fault: 'rollback' });
+    expect(
+      await verifyWebhook(a.headers as Record<string, string>, a.body, 'cd'.repeat(32)),
+    ).toEqual({ ok: false, reason: 'signature' });
+    expect((await monitor('--webhook-key', key)).code).toBe(2);
+  });
+
+  it('exits 2 when it cannot run (the service is unreachable)', async () => {
+    const lines: string[] = [];
+    const code = await onsVerify(
+      ['monitor', '--url', 'http://127.0.0.1:9', '--state', join(dir, 'none.json')],
+      { log: (l) => lines.push(l), isTTY: false },
+    );
+    expect(code).toBe(2);
+    expect(lines[0]).toMatch(/^error: /);
+  });
+});
