@@ -41,6 +41,7 @@ import {
 } from './ebus-load.js';
 import { machineIdle, mainBusy, postmasterOf, sampleCpu } from './cpu-account.js';
 import { median, scratchDatabase } from './scratch-database.js';
+import { spread } from './stats.js';
 
 const SEAL_ACTIONS = Math.min(10_000, Number(process.env.BENCH_SEAL_ACTIONS ?? 1000));
 const SEAL_RUNS = Math.min(20, Number(process.env.BENCH_SEAL_RUNS ?? 7));
@@ -159,18 +160,6 @@ async function serviceWith(env: Record<string, string>) {
       await scratch.drop();
     },
   };
-}
-
-/**
- * "± 0.012 (standard error; rounds 0.87–1.07)": how far the mean of the rounds' ratios may
- * lie from the true one.
- */
-function spread(ratios: number[]): string {
-  const n = ratios.length;
-  const mean = ratios.reduce((a, b) => a + b, 0) / n;
-  const variance = ratios.reduce((a, r) => a + (r - mean) ** 2, 0) / Math.max(1, n - 1);
-  const range = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
-  return `± ${Math.sqrt(variance / n).toFixed(3)} (standard error; rounds ${range})`;
 }
 
 async function eventBus() {

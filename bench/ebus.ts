@@ -1,32 +1,40 @@
 /**
- * Event bus benchmark (issue 7 acceptance 10, design.md §8). Real PostgreSQL, durable commits.
+ * Event bus benchmark (issue 7 acceptance 10, docs/ebus.md, "Inside"). Real PostgreSQL, durable
+ * commits.
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npx tsx bench/ebus.ts
  *
- * Creates a fresh database, starts the service as a child process on loopback, pre-signs every
+ * Creates a fresh database (bench/scratch-database.ts: on BENCH_DATABASE_URL's server, else an
+ * embedded PostgreSQL), starts the service as a child process on loopback, pre-signs every
  * action (untimed, native secp256k1), then prints in one run:
  *  (a) one organization, single POST /ebus/execute, 50 connections (one wallet each)
  *  (b) ten organizations together, 50 connections (5 wallets each)
- *  (c) raw ceilings: signature recovery alone, and the group-commit SQL alone (no HTTP)
+ *  (c) raw ceilings: signature recovery alone, and group commit alone (no HTTP): the
+ *      service's own committer, built by its composition root, so each group runs the
+ *      statement the service runs (batch join, outbox hook, spend policies)
  *  (d) ten organizations through POST /ebus/actions/batch, BENCH_BATCH_SIZE (20) per request
+ *  (e) a hundred organizations of two wallets each, over the same 50 connections (run only
+ *      when BENCH_PHASES names it)
  * and the ratios. Each phase is bounded by BENCH_PHASE_SECONDS (default 8, at most 15).
  * For each HTTP phase it also prints the service's own view (time per request, event-loop
  * busy share, group sizes and times, from /metrics) and the CPU per action of the service,
  * PostgreSQL and the load generator (from /proc).
  *
- * Knobs: BENCH_PHASES (default abcd), BENCH_ACTIONS_PER_WALLET, BENCH_CLIENT=undici,
+ * Knobs: BENCH_PHASES (default abcd), BENCH_ACTIONS_PER_WALLET, BENCH_POLICIES=N (N ≤ 10
+ * spend policies in force on phase (a)'s organization, every one binding every action and
+ * none refusing: docs/policies.md; compare with 0 for what they cost), BENCH_CLIENT=undici,
  * BENCH_NODE_FLAGS (default as `npm start`), BENCH_CPU_PROF=<dir>, BENCH_SETUP_SQL (run after
  * the migrations, for experiments), BENCH_SERVICE_STDOUT=1; the service's own settings
  * (WORKERS, EBUS_*) pass through from the environment.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
+import { createContainer } from '../src/container.js';
+import { newId } from '../src/lib/ids.js';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import { createLogger } from '../src/http/logger.js';
@@ -35,9 +43,10 @@ import { SessionService } from '../src/modules/auth/session-service.js';
 import { TokenService } from '../src/modules/auth/token-service.js';
 import { actionHash, buildActionText } from '../src/modules/ebus/action-text.js';
 import type { VerifiedAction } from '../src/modules/ebus/types.js';
-import { createEbus } from '../src/modules/ebus/wiring.js';
 import { describeCpu, sampleCpu } from './cpu-account.js';
 import { makeBenchOrg, NETWORK, presign as presignFrom, type BenchWallet } from './ebus-load.js';
+import { sharedLanes, takeWarmUp, type SharedLane } from './ebus-many-orgs.js';
+import { scratchDatabase } from './scratch-database.js';
 import { RawLane } from './raw-client.js';
 import { measureRecoveryRate } from './signature-recovery.js';
 
@@ -49,29 +58,43 @@ const WARM_UP = 40;
 
 type Wallet = BenchWallet;
 
-async function freshDatabase(): Promise<string> {
-  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `ons_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function dropDatabase(url: string): Promise<void> {
-  const u = new URL(url);
-  const name = u.pathname.slice(1);
-  u.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: u.toString() });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-}
-
 const makeOrg = makeBenchOrg;
+
+/**
+ * Up to ten spend policies on an organization, each binding every action of phase (a) (the
+ * organization or its template) and none ever refusing: seven caps (so seven use rows per
+ * group statement), an allowed-actions list, a denied-templates list and a largest fee.
+ */
+async function benchPolicies(database: Database, orgId: string, templateId: string, n: number) {
+  const big = (10n ** 40n).toString();
+  const all: [string, string | null, string][] = [
+    ['organization', null, `period, spend_cap_wei) VALUES ('day', ${big}`],
+    ['organization', null, `period, max_actions) VALUES ('minute', 1000000000`],
+    ['template', templateId, `allowed_actions) VALUES ('{mint,transfer,update}'`],
+    ['organization', null, `period, spend_cap_wei) VALUES ('30d', ${big}`],
+    ['template', templateId, `period, max_actions) VALUES ('hour', 1000000000`],
+    ['organization', null, `max_fee_wei) VALUES (${big}`],
+    ['template', templateId, `period, spend_cap_wei) VALUES ('hour', ${big}`],
+    ['organization', null, `denied_templates) VALUES ('{tpl_00000000000000000000000000}'`],
+    ['organization', null, `period, max_actions) VALUES ('day', 1000000000`],
+    ['template', templateId, `period, max_actions) VALUES ('minute', 1000000000`],
+  ];
+  for (const [type, target, rest] of all.slice(0, Math.min(n, all.length))) {
+    const id = newId('policy');
+    const [cols, vals] = rest.split(') VALUES (');
+    await database.pool.query(
+      `INSERT INTO policies (id, organization_id, name, target_type, target_id, created_at,
+        updated_at, ${cols}) VALUES ($1, $2, 'bench', $3, $4, now(), now(), ${vals})`,
+      [id, orgId, type, target],
+    );
+    await database.pool.query(
+      'INSERT INTO policy_usage (policy_id, organization_id) VALUES ($1, $2)',
+      [id, orgId],
+    );
+  }
+  if (n > 0)
+    console.log(`${Math.min(n, all.length)} spend policies in force on phase (a)'s organization`);
+}
 
 /** Signs `count` mints for a wallet with native secp256k1 (EIP-191), untimed. */
 const presign = (w: Wallet, templateId: string, count: number) =>
@@ -112,8 +135,11 @@ function describeGroups(from: Record<string, number>, to: Record<string, number>
 /** BENCH_CLIENT=undici uses undici's Pool instead of the raw keep-alive client. */
 const CLIENT = process.env.BENCH_CLIENT === 'undici' ? 'undici' : 'raw';
 
-/** Runs one sequential request loop per wallet until the bodies or the time run out. */
-async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], servicePid?: number) {
+/**
+ * Runs one sequential request loop per wallet until the bodies or the phase's time run out;
+ * `untimed` (the warm-up) sends every body, since the next phase's nonces follow on from them.
+ */
+async function load(port: number, lanes: SharedLane[], servicePid?: number, untimed = false) {
   const cpu0 = sampleCpu(servicePid);
   const pool =
     CLIENT === 'undici'
@@ -123,15 +149,18 @@ async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], serv
   const latencies: number[] = [];
   let ok = 0;
   let failed = 0;
+  let firstRefusal = '';
   const start = performance.now();
-  const deadline = start + PHASE_S * 1000;
+  const deadline = untimed ? Infinity : start + PHASE_S * 1000;
   await Promise.all(
-    lanes.map(async ({ w, bodies }, lane) => {
-      const headers = { authorization: `Bearer ${w.token}` };
-      for (const body of bodies) {
+    lanes.map(async ({ w, bodies, tokens }, lane) => {
+      const own = { authorization: `Bearer ${w.token}` };
+      for (const [i, body] of bodies.entries()) {
         if (performance.now() >= deadline) break;
+        const headers = tokens ? { authorization: `Bearer ${tokens[i]!}` } : own;
         const t0 = performance.now();
         let status: number;
+        let text = '';
         if (pool) {
           const res = await pool.request({
             method: 'POST',
@@ -139,19 +168,23 @@ async function load(port: number, lanes: { w: Wallet; bodies: string[] }[], serv
             headers: { 'content-type': 'application/json', ...headers },
             body,
           });
-          await res.body.text();
+          text = await res.body.text();
           status = res.statusCode;
         } else {
-          status = (await sockets[lane]!.send(RawLane.post('/ebus/execute', headers, body))).status;
+          const res = await sockets[lane]!.send(RawLane.post('/ebus/execute', headers, body));
+          status = res.status;
+          if (status !== 200) text = res.body.toString('utf8');
         }
         latencies.push(performance.now() - t0);
         if (status === 200) ok++;
-        else failed++;
+        else if (failed++ === 0) firstRefusal = `${status} ${text.slice(0, 200)}`;
       }
     }),
   );
   await pool?.close();
   for (const sock of sockets) sock.close();
+  // A refused action is a fault of the benchmark or the service: say what it was.
+  if (firstRefusal) console.log(`first refusal: ${firstRefusal}`);
   return summarize({ ok, failed, latencies, start, cpu0, servicePid });
 }
 
@@ -218,16 +251,33 @@ async function loadBatch(
   return summarize({ ok, failed, latencies, start, cpu0, servicePid });
 }
 
-/** The committer alone: pre-verified actions straight into group commit, 50 concurrent. */
-async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<typeof makeOrg>>) {
-  const config = loadConfig({ NETWORK_ID: NETWORK, DATABASE_URL: 'x' });
-  const ebus = createEbus({
-    db: database.db,
-    pool: database.pool,
-    clock: systemClock,
+/**
+ * The committer alone: pre-verified actions straight into group commit, 50 concurrent. The
+ * committer is the service's own, built by the service's composition root with the service's
+ * settings (src/container.ts), so each group runs the statement the service runs: the batch
+ * join, the webhooks' outbox hook and the spend policies included. Its background loops (the
+ * sealer, deliveries) are not started: only the statement is measured.
+ */
+async function groupCommitCeiling(
+  database: Database,
+  org: Awaited<ReturnType<typeof makeOrg>>,
+  url: string,
+  publicUrl: string,
+) {
+  const config = loadConfig({
+    ...process.env,
+    NETWORK_ID: NETWORK,
+    DATABASE_URL: url,
+    PUBLIC_URL: publicUrl,
+    RATE_LIMIT_ENABLED: 'false',
+  });
+  const container = await createContainer({
     config,
+    database,
+    clock: systemClock,
     logger: createLogger('warn'),
   });
+  const ebus = container.ebus;
   const expires = new Date(Date.now() + 3600_000).toISOString();
   const cpu0 = sampleCpu(undefined);
   const start = performance.now();
@@ -246,6 +296,7 @@ async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<ty
         const text = buildActionText({ network: NETWORK, organizationId: org.orgId, ...action });
         const v: VerifiedAction = {
           payerOrgId: org.orgId,
+          apiKeyId: null,
           walletId: w.id,
           walletAddress: w.address,
           signerRole: 'member',
@@ -264,6 +315,7 @@ async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<ty
     }),
   );
   const seconds = (performance.now() - start) / 1000;
+  for (const w of container.workers) await w.stop();
   const s = ebus.committer.stats;
   const cpu = describeCpu(cpu0, sampleCpu(undefined), ok, 'action').replace('service 0 µs, ', '');
   return {
@@ -276,7 +328,8 @@ async function groupCommitCeiling(database: Database, org: Awaited<ReturnType<ty
 }
 
 async function main() {
-  const url = await freshDatabase();
+  const scratch = await scratchDatabase();
+  const url = scratch.url;
   const database = createDatabase(url, 20);
   const child = { proc: null as ReturnType<typeof spawn> | null };
   try {
@@ -288,6 +341,12 @@ async function main() {
     await tokens.init();
     const sessions = new SessionService(database.db, systemClock, tokens);
     const load1 = await makeOrg(database, sessions, CONNECTIONS);
+    await benchPolicies(
+      database,
+      load1.orgId,
+      load1.templateId,
+      Number(process.env.BENCH_POLICIES ?? 0),
+    );
     const ten = [];
     for (let i = 0; i < 10; i++) ten.push(await makeOrg(database, sessions, CONNECTIONS / 10));
     const raw = await makeOrg(database, sessions, CONNECTIONS);
@@ -297,6 +356,11 @@ async function main() {
     }
 
     const phases = process.env.BENCH_PHASES ?? 'abcd';
+    // (e) 100 organizations of 2 wallets each, over the same 50 connections.
+    const hundred = [];
+    for (let i = 0; phases.includes('e') && i < 100; i++) {
+      hundred.push(await makeOrg(database, sessions, 2));
+    }
     // Enough for the warm-up only, for a phase that is not run.
     const count = (phase: string, n: number) => (phases.includes(phase) ? n : WARM_UP);
     const signStart = performance.now();
@@ -312,7 +376,13 @@ async function main() {
           o.wallets.map((w) => ({ w, bodies: presign(w, o.templateId, PER_WALLET * 2) })),
         )
       : [];
-    const signed = [...lanesA, ...lanesB, ...lanesD].reduce((n, l) => n + l.bodies.length, 0);
+    const lanesE = sharedLanes(hundred, CONNECTIONS, (w, templateId) =>
+      presign(w, templateId, PER_WALLET),
+    );
+    const signed = [...lanesA, ...lanesB, ...lanesD, ...lanesE].reduce(
+      (n, l) => n + l.bodies.length,
+      0,
+    );
     console.log(
       `pre-signed ${signed} actions in ${((performance.now() - signStart) / 1000).toFixed(1)} s (untimed)`,
     );
@@ -334,7 +404,7 @@ async function main() {
         PUBLIC_URL: publicUrl,
         NETWORK_ID: NETWORK,
         LOG_LEVEL: 'warn',
-        // The spec's own limit (2,000 actions/s per organization) would cap phase (a) at
+        // The event bus's own limit (2,000 actions/s per organization) would cap phase (a) at
         // its target; the benchmark measures the path, not the limiter.
         RATE_LIMIT_ENABLED: 'false',
       },
@@ -356,11 +426,24 @@ async function main() {
     await load(
       port,
       lanesA.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, WARM_UP) })),
+      undefined,
+      true,
     );
     await load(
       port,
       lanesB.map((l) => ({ w: l.w, bodies: l.bodies.splice(0, WARM_UP) })),
+      undefined,
+      true,
     );
+    if (lanesE.length > 0) {
+      const perLane = (hundred.length * 2) / lanesE.length;
+      await load(
+        port,
+        lanesE.map((l) => takeWarmUp(l, WARM_UP, perLane)),
+        undefined,
+        true,
+      );
+    }
     const load0 = os.loadavg()[0]!.toFixed(2);
     const skipped = {
       ok: 0,
@@ -382,13 +465,15 @@ async function main() {
       ? await loadBatch(port, lanesD, BATCH_SIZE, child.proc.pid)
       : skipped;
     const m3 = await committerTotals(port);
+    const e = phases.includes('e') ? await load(port, lanesE, child.proc.pid) : skipped;
+    const groupE = describeGroups(m3, await committerTotals(port));
     const groupD = describeGroups(m2, m3);
     const groupA = describeGroups(m0, m1);
     const groupB = describeGroups(m1, m2);
     child.proc.kill('SIGTERM');
     const recovery = phases.includes('c') ? await measureRecoveryRate(5000) : { perSecond: 0 };
     const c = phases.includes('c')
-      ? await groupCommitCeiling(database, raw)
+      ? await groupCommitCeiling(database, raw, url, publicUrl)
       : { ...skipped, meanGroup: 0 };
     const { rows } = await database.db.execute<{ synchronous_commit: string }>(
       sql`SHOW synchronous_commit`,
@@ -398,26 +483,46 @@ async function main() {
     console.log(
       `machine: ${os.cpus().length} cores, load average before the phases ${load0}, after ${os.loadavg()[0]!.toFixed(2)}; synchronous_commit=${rows[0]?.synchronous_commit}`,
     );
-    console.log(
-      `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p90 ${a.p90.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, max ${a.max.toFixed(0)} ms\n    ${groupA}\n    ${a.cpu}`,
-    );
-    console.log(
-      `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p90 ${b.p90.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms, max ${b.max.toFixed(0)} ms\n    ${groupB}\n    ${b.cpu}`,
-    );
-    console.log(
-      `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}\n    group-commit ${c.cpu.replace('load generator', 'committer (node)')}`,
-    );
-    console.log(
-      `(d) ten orgs, POST /ebus/actions/batch (${BATCH_SIZE} actions of one wallet per request), ${lanesD.length} connections: ${fmt(d.perSecond)} actions/s (${d.ok} ok, ${d.failed} refused, ${d.seconds.toFixed(1)} s), p50 ${d.p50.toFixed(1)} ms, p99 ${d.p99.toFixed(1)} ms per request\n    ${groupD}\n    ${d.cpu}`,
-    );
-    console.log(
-      `ratios: (a)/recovery ${(a.perSecond / recovery.perSecond).toFixed(2)}, (a)/group-commit ${(a.perSecond / c.perSecond).toFixed(2)}, (b)/(a) ${(b.perSecond / a.perSecond).toFixed(2)}`,
-    );
+    if (phases.includes('a')) {
+      console.log(
+        `(a) one org, POST /ebus/execute, ${lanesA.length} connections: ${fmt(a.perSecond)} actions/s (${a.ok} ok, ${a.failed} refused, ${a.seconds.toFixed(1)} s), p50 ${a.p50.toFixed(1)} ms, p90 ${a.p90.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, max ${a.max.toFixed(0)} ms\n    ${groupA}\n    ${a.cpu}`,
+      );
+    }
+    if (phases.includes('b')) {
+      console.log(
+        `(b) ten orgs, POST /ebus/execute, ${lanesB.length} connections: ${fmt(b.perSecond)} actions/s (${b.ok} ok, ${b.failed} refused, ${b.seconds.toFixed(1)} s), p50 ${b.p50.toFixed(1)} ms, p90 ${b.p90.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms, max ${b.max.toFixed(0)} ms\n    ${groupB}\n    ${b.cpu}`,
+      );
+    }
+    if (phases.includes('c')) {
+      console.log(
+        `(c) signature recovery alone (1 core): ${fmt(recovery.perSecond)}/s; group-commit SQL alone (one org, 50 submitters): ${fmt(c.perSecond)} actions/s, mean group ${c.meanGroup.toFixed(1)}\n    group-commit ${c.cpu.replace('load generator', 'committer (node)')}`,
+      );
+    }
+    if (phases.includes('d')) {
+      console.log(
+        `(d) ten orgs, POST /ebus/actions/batch (${BATCH_SIZE} actions of one wallet per request), ${lanesD.length} connections: ${fmt(d.perSecond)} actions/s (${d.ok} ok, ${d.failed} refused, ${d.seconds.toFixed(1)} s), p50 ${d.p50.toFixed(1)} ms, p99 ${d.p99.toFixed(1)} ms per request\n    ${groupD}\n    ${d.cpu}`,
+      );
+    }
+    if (phases.includes('e')) {
+      console.log(
+        `(e) a hundred orgs of 2 wallets, POST /ebus/execute, ${lanesE.length} connections: ${fmt(e.perSecond)} actions/s (${e.ok} ok, ${e.failed} refused, ${e.seconds.toFixed(1)} s), p50 ${e.p50.toFixed(1)} ms, p90 ${e.p90.toFixed(1)} ms, p99 ${e.p99.toFixed(1)} ms, max ${e.max.toFixed(0)} ms\n    ${groupE}\n    ${e.cpu}`,
+      );
+    }
+    // The ratios of the phases that ran, each only when both of its phases did.
+    const ratio = (x: string, y: string, top: number, bottom: number, name: string) =>
+      phases.includes(x) && phases.includes(y) ? [`${name} ${(top / bottom).toFixed(2)}`] : [];
+    const ratios = [
+      ...ratio('e', 'b', e.perSecond, b.perSecond, '(e)/(b)'),
+      ...ratio('a', 'c', a.perSecond, recovery.perSecond, '(a)/recovery'),
+      ...ratio('a', 'c', a.perSecond, c.perSecond, '(a)/group-commit'),
+      ...ratio('b', 'a', b.perSecond, a.perSecond, '(b)/(a)'),
+    ];
+    if (ratios.length > 0) console.log(`ratios: ${ratios.join(', ')}`);
   } finally {
     child.proc?.kill('SIGTERM');
     await database.close();
     await new Promise((r) => setTimeout(r, 500));
-    await dropDatabase(url).catch(() => undefined);
+    await scratch.drop().catch(() => undefined);
   }
 }
 

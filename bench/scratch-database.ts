@@ -6,11 +6,11 @@ import pg from 'pg';
 import { startEmbedded, type EmbeddedServer } from '../src/db/embedded.js';
 
 /**
- * A fresh database for one benchmark: on DATABASE_URL's server when set, else on an embedded
- * PostgreSQL in a temporary directory; `drop()` removes both.
+ * A fresh database for one benchmark: on BENCH_DATABASE_URL's (else DATABASE_URL's) server when
+ * set, else on an embedded PostgreSQL in a temporary directory; `drop()` removes both.
  */
 export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const base = process.env.DATABASE_URL;
+  const base = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL;
   let embedded: EmbeddedServer | null = null;
   let dir: string | null = null;
   if (!base) {

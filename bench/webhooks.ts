@@ -21,7 +21,6 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
-import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import { newId } from '../src/lib/ids.js';
@@ -36,6 +35,7 @@ import {
   presign,
   startBenchService,
 } from './ebus-load.js';
+import { scratchDatabase } from './scratch-database.js';
 
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const DELIVERIES = Math.min(100_000, Number(process.env.BENCH_DELIVERIES ?? 20_000));
@@ -44,28 +44,6 @@ const ROUNDS = Math.min(12, Number(process.env.BENCH_ROUNDS ?? 2));
 // Enough presigned actions for ~4,000 actions/s over every phase of a side.
 const PER_WALLET = Math.ceil((4_000 * PHASE_S) / CONNECTIONS) * ROUNDS;
 const WARM_UP = 40;
-
-async function freshDatabase(): Promise<string> {
-  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `ons_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function dropDatabase(url: string): Promise<void> {
-  const u = new URL(url);
-  const name = u.pathname.slice(1);
-  u.pathname = '/postgres';
-  const admin = new pg.Client({ connectionString: u.toString() });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-}
 
 async function addWebhook(database: Database, orgId: string, templateId: string, url: string) {
   const id = newId('webhook');
@@ -104,7 +82,8 @@ async function main() {
   /** When the execute answer came (this process's performance.now()), in ms since the epoch. */
   const epoch = (t: number) => performance.timeOrigin + t;
 
-  const url = await freshDatabase();
+  const scratch = await scratchDatabase();
+  const url = scratch.url;
   const database = createDatabase(url, 10);
   let child: ChildProcess | null = null;
   try {
@@ -298,7 +277,7 @@ async function main() {
     child?.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
     await database.close();
-    await dropDatabase(url).catch(() => undefined);
+    await scratch.drop().catch(() => undefined);
     receiver.disconnect();
   }
 }

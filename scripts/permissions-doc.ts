@@ -6,7 +6,7 @@
  *   npm run docs:permissions -- --check # exit 1 when the file is out of date
  *
  * The routes are collected by registering them on an app whose services are inert stubs,
- * so no database is needed; test/permissions-doc.test.ts checks that this table equals a
+ * so no database is needed; test/permissions/permissions-doc.test.ts checks that this table equals a
  * real service's and that the file is current.
  */
 import { readFile, writeFile } from 'node:fs/promises';

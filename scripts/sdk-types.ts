@@ -5,7 +5,7 @@
  *   npm run sdk:types -- --check # exit 1 when the file is out of date
  *
  * The description comes from the service's HTTP app booted without listening and without a
- * database (scripts/permissions-doc.ts's inert app); sdk/test/openapi-types.test.ts checks
+ * database (scripts/permissions-doc.ts's inert app); test/sdk/openapi-types.test.ts checks
  * that the committed file equals what a real running service's description gives.
  */
 import { readFile, writeFile } from 'node:fs/promises';
