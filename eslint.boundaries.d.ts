@@ -1,4 +1,4 @@
 import type { Linter } from 'eslint';
 
-/** The layer rules of eslint.boundaries.js, typed for test/lint-boundaries.test.ts. */
+/** The layer rules of eslint.boundaries.js, typed for src/lint-boundaries.test.ts. */
 export declare const boundaries: Linter.Config[];
