@@ -229,9 +229,14 @@ describe('process lifecycle', () => {
   }, 120_000);
 
   it('lets an in-flight request finish when the service closes', async () => {
+    // The service closes only once the request is inside the handler: a fixed wait raced the
+    // connection on a loaded machine, and a connection still in the backlog is reset on close.
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => (entered = r));
     const svc = await startTestService({
       extraRoutes: (app) => {
         app.get('/test/slow', { config: { auth: 'none' } }, async () => {
+          entered();
           await new Promise((r) => setTimeout(r, 300));
           return { done: true };
         });
@@ -240,7 +245,7 @@ describe('process lifecycle', () => {
     await svc.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = svc.app.server.address() as net.AddressInfo;
     const pending = fetch(`http://127.0.0.1:${port}/test/slow`);
-    await new Promise((r) => setTimeout(r, 50));
+    await inHandler;
     await svc.stop();
     const res = await pending;
     expect(res.status).toBe(200);
