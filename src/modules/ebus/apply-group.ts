@@ -153,11 +153,6 @@ async function writePlanned(
     }
   }
   const afterCommit = () => {
-    for (const p of planned) {
-      const charge = p.plan.charge.policy;
-      const gate = p.state.policies;
-      if (charge && gate) deps.policies?.committed(gate, charge, result.useSeqs.get(p.orgId));
-    }
     try {
       result.afterCommit();
     } catch (err) {

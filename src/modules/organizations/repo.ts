@@ -160,17 +160,15 @@ export async function softDeleteOrganization(exec: Executor, orgId: string, now:
 /**
  * The group statement's (ebus/repo/group-write.ts) debit of each paying organization's fees:
  * it reads the statement's `fees` and `payers` CTEs and answers `(id, balance_wei,
- * template_switches, policy_use_seq)` for the debited, live organizations that could pay,
- * whose spend policies are still the version the group checked (`fees.pv`; null: none
- * checked). A group that checked policies moves `policy_use_seq` (docs/policies.md).
+ * template_switches)` for the debited, live organizations that could pay, whose spend
+ * policies are still the version the group checked (`fees.pv`; null: none checked).
  */
 export function debitFees(): SQL {
-  return sql`UPDATE organizations o SET balance_wei = o.balance_wei - f.total,
-        policy_use_seq = o.policy_use_seq + (f.pv IS NOT NULL)::int
+  return sql`UPDATE organizations o SET balance_wei = o.balance_wei - f.total
       FROM fees f
       WHERE o.id = f.id AND o.id IN (SELECT id FROM payers) AND o.deleted_at IS NULL
         AND o.balance_wei >= f.total AND (f.pv IS NULL OR o.policy_version = f.pv)
-      RETURNING o.id, o.balance_wei, o.template_switches, o.policy_use_seq`;
+      RETURNING o.id, o.balance_wei, o.template_switches`;
 }
 
 /**

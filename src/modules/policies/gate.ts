@@ -54,11 +54,6 @@ export interface PolicySet {
   version: string;
   rules: readonly PolicyRule[];
   usage: Map<string, Ring>;
-  /**
-   * The organization's `policy_use_seq` that `usage` is exact at: read with it, or answered
-   * by a statement of this process that wrote after it with no other writer in between.
-   */
-  useSeq: string;
 }
 
 export const emptyRing = (): Ring => ({
@@ -115,10 +110,7 @@ export interface GatedAction {
 /** One policy's use a group adds (the group statement's `policy_use` rows). */
 export interface PolicyUse {
   org_id: string;
-  /** The `policy_use_seq` the statement finds when the checks were exact (`useSeq` + 1). */
-  seq: string;
   policy_id: string;
-  slot: number;
   bucket: number;
   spent: string;
   actions: number;
@@ -130,8 +122,6 @@ export interface PolicyUse {
 export interface PolicyCharge {
   /** The policy set's version the checks used (the debit's guard). */
   version: string;
-  /** The `policy_use_seq` the checks' use was exact at (`PolicySet.useSeq`). */
-  useSeq: string;
   uses: PolicyUse[];
 }
 
@@ -285,7 +275,6 @@ export class PolicyGate {
    */
   charge(): PolicyCharge {
     const uses: PolicyUse[] = [];
-    const seq = (BigInt(this.set.useSeq) + 1n).toString();
     for (const r of this.set.rules) {
       const p = this.pending.get(r.id);
       if (!p) continue;
@@ -298,9 +287,7 @@ export class PolicyGate {
       addToRing(ring, bucket, p.spent, p.actions);
       uses.push({
         org_id: this.set.orgId,
-        seq,
         policy_id: r.id,
-        slot: slotOf(bucket),
         bucket,
         spent: p.spent.toString(),
         actions: p.actions,
@@ -308,6 +295,6 @@ export class PolicyGate {
         cap_actions: r.maxActions,
       });
     }
-    return { version: this.set.version, useSeq: this.set.useSeq, uses };
+    return { version: this.set.version, uses };
   }
 }

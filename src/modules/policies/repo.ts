@@ -1,7 +1,16 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
 import { asDate, type DbTime } from '../../db/values.js';
-import type { Period, PolicyRule, PolicySet, PolicyUse, Ring, TargetType } from './gate.js';
+import {
+  addToRing,
+  RING_SLOTS,
+  type Period,
+  type PolicyRule,
+  type PolicySet,
+  type PolicyUse,
+  type Ring,
+  type TargetType,
+} from './gate.js';
 
 /** Every SQL of spend policies: the `policies` and `policy_usage` tables, and the version. */
 
@@ -33,6 +42,9 @@ type RawRing = {
   buckets: (number | string)[];
   spent: (number | string)[];
   actions: number[];
+  cur_bucket: number | string;
+  cur_spent: number | string;
+  cur_actions: number;
 };
 
 const POLICY_COLUMNS = sql.raw(`id, organization_id, name, target_type, target_id, period,
@@ -60,11 +72,17 @@ export const ruleOf = (r: PolicyRow | RawPolicy): PolicyRule => ({
   maxFeeWei: r.max_fee_wei === null ? null : BigInt(r.max_fee_wei),
 });
 
-export const ringOf = (r: RawRing): Ring => ({
-  buckets: r.buckets.map(Number),
-  spent: r.spent.map((s) => BigInt(s)),
-  actions: r.actions.map(Number),
-});
+/** The ring of completed buckets with the current one put in its slot. */
+export const ringOf = (r: RawRing): Ring => {
+  const ring: Ring = {
+    buckets: r.buckets.map(Number),
+    spent: r.spent.map((s) => BigInt(s)),
+    actions: r.actions.map(Number),
+  };
+  const cur = Number(r.cur_bucket);
+  if (cur >= 0) addToRing(ring, cur, BigInt(r.cur_spent), Number(r.cur_actions));
+  return ring;
+};
 
 const textArray = (xs: readonly string[] | null): SQL =>
   xs === null ? sql`NULL::text[]` : sql`${JSON.stringify(xs)}::jsonb`;
@@ -143,7 +161,8 @@ export async function updatePolicy(
     RETURNING o.period IS DISTINCT FROM n.period AS period_changed`);
   if (rows[0]?.period_changed) {
     await tx.execute(sql`UPDATE policy_usage
-      SET buckets = DEFAULT, spent = DEFAULT, actions = DEFAULT
+      SET buckets = DEFAULT, spent = DEFAULT, actions = DEFAULT, cur_bucket = DEFAULT,
+        cur_spent = DEFAULT, cur_actions = DEFAULT, hist_spent = DEFAULT, hist_actions = DEFAULT
       WHERE policy_id = ${id} AND organization_id = ${orgId}`);
   }
 }
@@ -176,14 +195,14 @@ export async function listPolicies(exec: Executor, orgId: string): Promise<Polic
 export async function readUsage(exec: Executor, orgId: string): Promise<Map<string, Ring>> {
   const { rows } =
     await exec.execute<RawRing>(sql`SELECT policy_id, buckets, spent::text[] AS spent,
-    actions FROM policy_usage WHERE organization_id = ${orgId}`);
+    actions, cur_bucket, cur_spent::text AS cur_spent, cur_actions
+    FROM policy_usage WHERE organization_id = ${orgId}`);
   return new Map(rows.map((r) => [r.policy_id, ringOf(r)]));
 }
 
 type RawSet = {
   id: string;
   version: number | string;
-  use_seq: number | string;
   rules: RawPolicy[];
   usage: RawRing[];
 };
@@ -191,17 +210,18 @@ type RawSet = {
 const setOf = (r: RawSet): PolicySet => ({
   orgId: r.id,
   version: String(r.version),
-  useSeq: String(r.use_seq),
   rules: r.rules.map(ruleOf),
   usage: new Map(r.usage.map((u) => [u.policy_id, ringOf(u)])),
 });
 
 const setSelect = (where: SQL) => sql`
-  SELECT o.id, o.policy_version AS version, o.policy_use_seq AS use_seq,
+  SELECT o.id, o.policy_version AS version,
     (SELECT coalesce(json_agg(p ORDER BY p.id), '[]') FROM (
       SELECT ${POLICY_COLUMNS} FROM policies WHERE organization_id = o.id) p) AS rules,
     (SELECT coalesce(json_agg(json_build_object('policy_id', u.policy_id,
-        'buckets', u.buckets, 'spent', u.spent::text[], 'actions', u.actions)), '[]')
+        'buckets', u.buckets, 'spent', u.spent::text[], 'actions', u.actions,
+        'cur_bucket', u.cur_bucket, 'cur_spent', u.cur_spent::text,
+        'cur_actions', u.cur_actions)), '[]')
       FROM policy_usage u WHERE u.organization_id = o.id) AS usage
   FROM organizations o WHERE ${where}`;
 
@@ -221,17 +241,13 @@ export async function readPolicySets(
 
 /**
  * Locks the organization's row (as the group statement's debit will, in the same
- * transaction) and answers its policy version and use sequence; null when it is missing.
- * Nothing about the organization's policies or their use can change while the lock is held.
+ * transaction) and answers its policy version; null when it is missing. Nothing about the
+ * organization's policies or their use can change while the lock is held.
  */
-export async function lockVersion(
-  tx: Executor,
-  orgId: string,
-): Promise<{ version: string; useSeq: string } | null> {
-  const { rows } = await tx.execute<{ version: number | string; use_seq: number | string }>(sql`
-    SELECT policy_version AS version, policy_use_seq AS use_seq FROM organizations
-    WHERE id = ${orgId} FOR NO KEY UPDATE`);
-  return rows[0] ? { version: String(rows[0].version), useSeq: String(rows[0].use_seq) } : null;
+export async function lockVersion(tx: Executor, orgId: string): Promise<string | null> {
+  const { rows } = await tx.execute<{ version: number | string }>(sql`
+    SELECT policy_version AS version FROM organizations WHERE id = ${orgId} FOR NO KEY UPDATE`);
+  return rows[0] ? String(rows[0].version) : null;
 }
 
 /** The policy set of one organization, read in a statement of its own (after `lockVersion`). */
@@ -240,31 +256,53 @@ export async function readPolicySet(tx: Executor, orgId: string): Promise<Policy
   return rows[0] ? setOf(rows[0]) : null;
 }
 
+/** `policyUseCte`'s SET: `u` the row as the last group left it, `r` this group's use. */
+const USE_SET = (() => {
+  const slot = `(u.cur_bucket % ${RING_SLOTS})::integer + 1`;
+  const same = 'u.cur_bucket >= r.bucket';
+  const rolls = 'u.cur_bucket >= 0 AND u.cur_bucket < r.bucket';
+  // The ring's use within the window ending at r.bucket, the current bucket included.
+  const hist = (col: string, cur: string) => `(SELECT coalesce(sum(z.v), 0)
+      FROM unnest(u.buckets, u.${col}) AS z(b, v) WHERE z.b >= r.bucket - ${RING_SLOTS - 1})
+    + CASE WHEN u.cur_bucket >= r.bucket - ${RING_SLOTS - 1} THEN u.${cur} ELSE 0 END`;
+  // The current bucket into its slot (added to what is there only if it is the same bucket).
+  const ring = (col: string, value: string) =>
+    `${col} = CASE WHEN ${rolls} THEN ons_array_set(u.${col}, ${slot}, ${value}) ELSE u.${col} END`;
+  const merged = (col: string, cur: string) =>
+    `CASE WHEN u.buckets[${slot}] = u.cur_bucket THEN u.${col}[${slot}] ELSE 0 END + u.${cur}`;
+  return sql.raw(`
+      cur_bucket = GREATEST(u.cur_bucket, r.bucket),
+      cur_spent = CASE WHEN ${same} THEN u.cur_spent ELSE 0 END + r.spent::numeric,
+      cur_actions = CASE WHEN ${same} THEN u.cur_actions ELSE 0 END + r.actions,
+      hist_spent = CASE WHEN ${same} THEN u.hist_spent ELSE ${hist('spent', 'cur_spent')} END,
+      hist_actions = CASE WHEN ${same} THEN u.hist_actions
+        ELSE ${hist('actions', 'cur_actions')} END,
+      ${ring('buckets', 'u.cur_bucket')},
+      ${ring('spent', merged('spent', 'cur_spent'))},
+      ${ring('actions', merged('actions', 'cur_actions'))}`);
+})();
+
 /**
  * The group statement's part (event bus, repo/group-write.ts): adds each policy's use to its
- * ring once the organization's balance row is locked (`debit`, a CTE answering `id` and the
- * `policy_use_seq` it has just moved), so the update reads the ring as the last committed
- * group left it, and answers per policy whether its caps still hold over the window (`ok`).
- * When the sequence is the one the checks expected (`seq`), no other writer came between
- * and the checks, made on exact use, stand; otherwise the window is summed again here. The
- * statement fails its guard unless every row is there and holds.
+ * row once the organization's balance row is locked (`debit`, a CTE answering `id`), and
+ * answers per policy whether its caps hold over the window (`ok`); the statement fails its
+ * guard unless every row is there and holds. Every group of the organization, in every
+ * process, writes these rows only under that lock, so the update starts from the row as the
+ * last committed group left it (PostgreSQL re-reads a row changed since the statement's
+ * snapshot before it updates it), and `cur + hist` is the exact use of the window.
+ *
+ * A group's bucket at or before the row's current one adds to the current one (it counts a
+ * little later than it happened: never less than the true use in any window). A later bucket
+ * rolls over: the current bucket moves into the ring, and `hist` becomes the ring's use
+ * within the new window (the sum over the ring is only made here, once per bucket).
  */
 export function policyUseCte(uses: readonly PolicyUse[], debit: SQL): SQL {
   return sql`
-    UPDATE policy_usage u SET
-      buckets[r.slot + 1] = r.bucket,
-      spent[r.slot + 1] = CASE WHEN u.buckets[r.slot + 1] = r.bucket
-        THEN u.spent[r.slot + 1] ELSE 0 END + r.spent::numeric,
-      actions[r.slot + 1] = CASE WHEN u.buckets[r.slot + 1] = r.bucket
-        THEN u.actions[r.slot + 1] ELSE 0 END + r.actions
-    FROM jsonb_to_recordset(${JSON.stringify(uses)}::jsonb) AS r(org_id text, seq bigint,
-      policy_id text, slot integer, bucket bigint, spent text, actions integer, cap_wei text,
-      cap_actions integer)
+    UPDATE policy_usage u SET ${USE_SET}
+    FROM jsonb_to_recordset(${JSON.stringify(uses)}::jsonb) AS r(org_id text, policy_id text,
+      bucket bigint, spent text, actions integer, cap_wei text, cap_actions integer)
     JOIN ${debit} d ON d.id = r.org_id
     WHERE u.policy_id = r.policy_id AND u.organization_id = r.org_id
-    RETURNING CASE WHEN d.policy_use_seq = r.seq THEN true ELSE
-      (r.cap_wei IS NULL OR (SELECT coalesce(sum(z.s), 0) FROM unnest(u.buckets, u.spent)
-        AS z(b, s) WHERE z.b >= r.bucket - 60) <= r.cap_wei::numeric)
-      AND (r.cap_actions IS NULL OR (SELECT coalesce(sum(z.n), 0) FROM unnest(u.buckets,
-        u.actions) AS z(b, n) WHERE z.b >= r.bucket - 60) <= r.cap_actions) END AS ok`;
+    RETURNING (r.cap_wei IS NULL OR u.cur_spent + u.hist_spent <= r.cap_wei::numeric)
+      AND (r.cap_actions IS NULL OR u.cur_actions + u.hist_actions <= r.cap_actions) AS ok`;
 }

@@ -1,6 +1,6 @@
 import type { Db, Executor } from '../../db/pool.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
-import { PolicyGate, type PolicyCharge, type PolicySet, type Ring } from './gate.js';
+import { PolicyGate, type PolicySet, type Ring } from './gate.js';
 import { lockVersion, readPolicySet, readPolicySets, readUsage } from './repo.js';
 
 /** How long a remembered policy set (and its use) is used before it is read again. */
@@ -45,37 +45,20 @@ export class PolicyStates {
    * its rules; its use is read again.
    */
   async lock(tx: Executor, orgId: string): Promise<PolicySet | null> {
-    const locked = await lockVersion(tx, orgId);
-    if (locked === null) return null;
+    const version = await lockVersion(tx, orgId);
+    if (version === null) return null;
     const known = this.sets.get(orgId);
     let set: PolicySet | null;
-    if (known && known.version === locked.version) {
+    if (known && known.version === version) {
       set = {
         ...known,
         usage: known.rules.length === 0 ? new Map<string, Ring>() : await readUsage(tx, orgId),
-        useSeq: locked.useSeq,
       };
     } else {
       set = await readPolicySet(tx, orgId);
     }
     if (set) this.sets.set(orgId, set);
     return set;
-  }
-
-  /**
-   * A group statement that checked `charge` (made by `gate`) committed and left the
-   * organization's `policy_use_seq` at `seq`. One past what the checks expected: no other writer came
-   * between, so the remembered use (which `charge` already holds) is exact at `seq`. Anything
-   * else (another process, or another group of this one in flight at the same time, wrote
-   * too) leaves the sequence where it was.
-   */
-  committed(gate: PolicyGate, charge: PolicyCharge, seq: string | undefined): void {
-    const set = gate.policySet;
-    // Only the set the use was added to (a set read meanwhile has its own sequence).
-    if (this.sets.get(set.orgId) !== set) return;
-    // Anything else keeps the set (its use only counts too much, never too little) with the
-    // sequence it had: later statements sum their windows, until the set is read again.
-    if (seq !== undefined && BigInt(seq) === BigInt(charge.useSeq) + 1n) set.useSeq = seq;
   }
 
   /** Forgets an organization's set (its policies changed in this process). */

@@ -95,8 +95,6 @@ export type BatchJoin = SQL;
 export interface GroupResult {
   /** What each paying organization holds after its debit. */
   balances: Map<string, bigint>;
-  /** Each paying organization's `policy_use_seq` after the statement (docs/policies.md). */
-  useSeqs: Map<string, string>;
   /** The batch the group's actions joined (null: none open). */
   batchId: string | null;
   /**
@@ -264,8 +262,8 @@ export function groupStatement(
           AND ((SELECT count(*) FROM debit) <> ${fees.length}::int
             OR (SELECT count(*) FROM policy_use WHERE ok) = ${uses.length}::int)
       ) AS ok,
-      (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text,
-        'use_seq', policy_use_seq::text)) FROM debit) AS balances,
+      (SELECT json_agg(json_build_object('id', id, 'balance', balance_wei::text)) FROM debit)
+        AS balances,
       (SELECT id FROM group_batch) AS batch_id,
       (SELECT json_object_agg(id, batch_id) FROM logs
         WHERE batch_id IS DISTINCT FROM (SELECT id FROM group_batch)) AS overflow,
@@ -283,7 +281,7 @@ export async function runGroupStatement(
 ): Promise<GroupResult> {
   try {
     const rows = await run<{
-      balances: { id: string; balance: string; use_seq: string }[] | null;
+      balances: { id: string; balance: string }[] | null;
       batch_id: string | null;
       overflow: Record<string, string | null> | null;
       collected: (unknown[] | null)[];
@@ -292,7 +290,6 @@ export async function runGroupStatement(
     const takers = hooks.filter((h): h is CollectedStatement => 'collect' in h);
     return {
       balances: new Map((row.balances ?? []).map((b) => [b.id, BigInt(b.balance)])),
-      useSeqs: new Map((row.balances ?? []).map((b) => [b.id, b.use_seq])),
       batchId: row.batch_id,
       overflow: new Map(Object.entries(row.overflow ?? {})),
       afterCommit: () => takers.forEach((h, i) => h.committed(row.collected[i] ?? [])),
