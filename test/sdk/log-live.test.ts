@@ -70,7 +70,7 @@ beforeAll(async () => {
   });
   base = net.live.baseUrl;
   // The witnesses are asked in the background: wait (bounded) for the live one's line.
-  for (let i = 0; i < 100 && !(await text('/log/checkpoint')).includes(live.name); i++) {
+  for (let i = 0; i < 300 && !(await text('/log/checkpoint')).includes(live.name); i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
 });

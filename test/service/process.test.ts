@@ -209,7 +209,9 @@ describe('process lifecycle', () => {
         `POST /auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
       );
-      await new Promise((r) => setTimeout(r, 200));
+      // Time for the service to read the request's head (nothing tells the test when it has;
+      // a loaded machine took more than 50 ms for a whole request elsewhere in this file).
+      await new Promise((r) => setTimeout(r, 1000));
       npm.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 500));
       // Written, not ended: a half-closed request is one Node abandons.
