@@ -89,7 +89,9 @@ export interface Received {
  * 200 and its headers at once, then one byte of body every 200 ms, never ending.
  */
 export type Answer =
-  { status: number; delayMs?: number; headers?: Record<string, string> } | 'hang' | 'drip';
+  | { status: number; delayMs?: number; headers?: Record<string, string>; body?: string }
+  | 'hang'
+  | 'drip';
 
 export interface Receiver {
   url: string;
@@ -147,7 +149,7 @@ export async function startReceiver(
       }
       setTimeout(() => {
         res.writeHead(a.status, a.headers ?? {});
-        res.end('ok');
+        res.end(a.body ?? 'ok');
       }, a.delayMs ?? 0);
     });
   });

@@ -227,6 +227,27 @@ describe('retries', () => {
   });
 });
 
+describe('an answer', () => {
+  it('of 1 MB: a 2xx is delivered, a 500 fails with its status, and the next delivery goes through', async () => {
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const long = 'x'.repeat(1024 * 1024);
+    let n = 0;
+    const r = await receiver(() => ({ status: [200, 500, 200][n++] ?? 200, body: long }));
+    const hook = await createWebhook(svc, signer, r.url, [{ template_id: templateId }]);
+    for (let nonce = 0; nonce < 3; nonce++) {
+      await execute(svc, signer, 'mint', { template_id: templateId }, nonce);
+      await deliver();
+    }
+    expect(r.received).toHaveLength(3);
+    const byAction = new Map((await events(signer, hook.id)).map((e) => [e.action_id, e]));
+    const sent = r.received.map((x) =>
+      byAction.get((JSON.parse(x.body) as { event: { action: { id: string } } }).event.action.id)!,
+    );
+    expect(sent.map((e) => e.status)).toEqual(['done', 'retrying', 'done']);
+    expect(sent[1]!.attempts[0]).toMatchObject({ status_code: 500, error: 'answered 500' });
+  });
+});
+
 describe('switching off', () => {
   it('happens after three failed or stopped deliveries within an hour; the webhook then gets nothing until switched on', async () => {
     const { signer, templateId } = await signerWithTemplate(svc);

@@ -1,14 +1,15 @@
 import type { LookupAddress } from 'node:dns';
-import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { refusedAddress, type AddressPolicy, type HostResolver } from './address-policy.js';
 
 /** Ten seconds to answer completely (docs/webhooks.md, "Answers, retries and statuses"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** What is read of an answer's body before it is dropped: nothing in it matters. */
 const MAX_ANSWER_BYTES = 64 * 1024;
+/** Receivers' URLs kept parsed (a webhook's URL is the same on every delivery). */
+const MAX_TARGETS = 10_000;
 
 export interface DeliveryClientOptions {
   policy: AddressPolicy;
@@ -47,6 +48,7 @@ type LookupCallback = (
 export class DeliveryClient {
   private readonly agent: Agent;
   private readonly timeoutMs: number;
+  private readonly targets = new Map<string, { origin: string; path: string; host: string }>();
 
   constructor(private readonly opts: DeliveryClientOptions) {
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
@@ -88,54 +90,107 @@ export class DeliveryClient {
   }
 
   /** POSTs `body`; never throws. A 2xx is a success, anything else carries an error text. */
-  async post(url: string, headers: Record<string, string>, body: string): Promise<PostResult> {
+  post(url: string, headers: Record<string, string>, body: string): Promise<PostResult> {
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    // A literal address is never looked up, so it is checked here.
-    if (isIP(host)) {
-      const why = refusedAddress(host, this.opts.policy);
-      if (why)
-        return { statusCode: null, error: `${host} is ${why}; not connected`, durationMs: took() };
-    }
-    // The whole attempt's deadline: one timer, cleared when the answer is read. (undici takes
-    // an emitter as its abort signal; an AbortSignal.timeout per attempt is not cleared and
-    // its timer fired, made an exception and aborted a finished request, seconds later: about
-    // a tenth of a delivery's cost. docs/performance.md, "Webhooks".)
-    const abort = new EventEmitter();
-    let timedOut = false;
-    const deadline = setTimeout(() => {
-      timedOut = true;
-      abort.emit('abort');
-    }, this.timeoutMs);
-    // Like AbortSignal.timeout's: it never keeps the process alive by itself.
-    deadline.unref();
+    let target: { origin: string; path: string; host: string };
     try {
-      const res = await request(url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: this.agent,
-        signal: abort,
-      });
-      await res.body.dump({ limit: MAX_ANSWER_BYTES });
-      if (timedOut) return { statusCode: null, error: this.late(), durationMs: took() };
-      const code = res.statusCode;
-      if (code >= 200 && code < 300) return { statusCode: code, error: null, durationMs: took() };
-      const error =
-        code >= 300 && code < 400
-          ? `answered ${code}; redirects are not followed`
-          : `answered ${code}`;
-      return { statusCode: code, error, durationMs: took() };
-    } catch (err) {
-      return {
+      target = this.target(url);
+    } catch {
+      return Promise.resolve({
         statusCode: null,
-        error: timedOut ? this.late() : this.describe(err),
-        durationMs: took(),
-      };
-    } finally {
-      clearTimeout(deadline);
+        error: 'not delivered: a bad URL',
+        durationMs: 0,
+      });
     }
+    // A literal address is never looked up, so it is checked here.
+    if (isIP(target.host)) {
+      const why = refusedAddress(target.host, this.opts.policy);
+      if (why) {
+        return Promise.resolve({
+          statusCode: null,
+          error: `${target.host} is ${why}; not connected`,
+          durationMs: took(),
+        });
+      }
+    }
+    // undici's lowest level (dispatch) with a handler that keeps only the status and counts
+    // the answer's bytes: no response stream per attempt, which `request` makes and a
+    // delivery never reads (docs/performance.md, "Webhooks"). The whole attempt's deadline
+    // is one timer, cleared when the attempt ends, and unref'd like AbortSignal.timeout's.
+    return new Promise<PostResult>((resolve) => {
+      let controller: { abort(reason: Error): void } | null = null;
+      let statusCode: number | null = null;
+      let received = 0;
+      let done = false;
+      const finish = (result: Omit<PostResult, 'durationMs'>) => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        resolve({ ...result, durationMs: took() });
+      };
+      const answered = () =>
+        finish(
+          statusCode === null
+            ? { statusCode: null, error: 'not delivered: no answer' }
+            : this.outcomeOf(statusCode),
+        );
+      const deadline = setTimeout(() => {
+        finish({ statusCode: null, error: this.late() });
+        controller?.abort(new Error('deadline'));
+      }, this.timeoutMs);
+      deadline.unref();
+      this.agent.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers, body },
+        {
+          onRequestStart: (c) => {
+            controller = c;
+            // The deadline passed while the attempt waited for a connection.
+            if (done) c.abort(new Error('deadline'));
+          },
+          onResponseStart: (_c, code) => {
+            statusCode = code;
+          },
+          onResponseData: (c, chunk: Buffer) => {
+            received += chunk.length;
+            // Nothing in an answer matters past this: the status stands, the rest is dropped
+            // with the connection.
+            if (received > MAX_ANSWER_BYTES) {
+              answered();
+              c.abort(new Error('answer too long'));
+            }
+          },
+          onResponseEnd: answered,
+          onResponseError: (_c, err: Error) =>
+            finish({ statusCode: null, error: this.describe(err) }),
+        },
+      );
+    });
+  }
+
+  /** A receiver's URL as undici's dispatch takes it, parsed once per URL. */
+  private target(url: string): { origin: string; path: string; host: string } {
+    let t = this.targets.get(url);
+    if (!t) {
+      const u = new URL(url);
+      t = {
+        origin: u.origin,
+        path: `${u.pathname}${u.search}`,
+        host: u.hostname.replace(/^\[|\]$/g, ''),
+      };
+      if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+      this.targets.set(url, t);
+    }
+    return t;
+  }
+
+  private outcomeOf(code: number): Omit<PostResult, 'durationMs'> {
+    if (code >= 200 && code < 300) return { statusCode: code, error: null };
+    const error =
+      code >= 300 && code < 400
+        ? `answered ${code}; redirects are not followed`
+        : `answered ${code}`;
+    return { statusCode: code, error };
   }
 
   private late(): string {
