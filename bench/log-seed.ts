@@ -79,7 +79,7 @@ export async function seedSyntheticLog(
     await client.query(
       `ALTER TABLE log_entries ADD CONSTRAINT log_entries_pkey PRIMARY KEY (log_index)`,
     );
-    await client.query(`CREATE INDEX log_entries_leaf ON log_entries (leaf)`);
+    await client.query(`CREATE INDEX log_entries_leaf ON log_entries USING hash (leaf)`);
     await client.query(
       `ALTER TABLE log_entries ADD CONSTRAINT log_entries_action_id_key UNIQUE (action_id)`,
     );
