@@ -370,6 +370,34 @@ describe('what a policy does to actions', () => {
     expect(view.usage).toMatchObject({ actions: 3, spent_wei: (FEE * 3n).toString() });
   });
 
+  it('a replaced policy keeps its use while its period stays, and starts afresh when it changes', async () => {
+    const w = await world();
+    const p = await createPolicy(w.owner, {
+      target_type: 'organization',
+      period: 'hour',
+      max_actions: 5,
+    });
+    for (let i = 0; i < 2; i++) expect((await w.mint(w.owner)).statusCode).toBe(200);
+    const usage = async () =>
+      (await call('GET', `/policies/${p.id}`, w.owner.headers)).json().usage as {
+        actions: number;
+        spent_wei: string;
+      };
+    expect(await usage()).toMatchObject({ actions: 2, spent_wei: (FEE * 2n).toString() });
+    const replace = (body: Record<string, unknown>) =>
+      call('PUT', `/policies/${p.id}`, w.owner.headers, body);
+    expect((await replace({ name: 'wider', period: 'hour', max_actions: 10 })).statusCode).toBe(
+      200,
+    );
+    expect(await usage()).toMatchObject({ actions: 2 });
+    expect((await replace({ name: 'daily', period: 'day', max_actions: 1 })).statusCode).toBe(200);
+    expect(await usage()).toMatchObject({ actions: 0, spent_wei: '0' });
+    // The cap of 1 counts from the change: one more action applies, the next is refused.
+    expect((await w.mint(w.owner)).statusCode).toBe(200);
+    await expectRefusedBy(await w.mint(w.owner), p.id, 'max_actions');
+    expect(await usage()).toMatchObject({ actions: 1 });
+  });
+
   it('an organization spend cap per minute rolls: refused at the cap, allowed once the window moves', async () => {
     const w = await world();
     const p = await createPolicy(w.owner, {
