@@ -6,17 +6,25 @@ export interface Session {
   refresh_token: string;
 }
 
-/** How the client answers `429 Too Many Requests`. */
+/**
+ * When the client sends a call again (sdk/README.md, "Retries"): after a `429`, a network
+ * failure, a `502`, `503` or `504`, and (a keyed create only) a `409` code 10, for calls the
+ * service answers idempotently.
+ */
 export interface RetryOptions {
   /** Retries after the first attempt; 0 turns retrying off. Default 2. */
   retries?: number;
-  /** A `Retry-After` longer than this is not waited for: the 429 surfaces. Default 10 000. */
+  /** A wait longer than this (a `Retry-After`, say) is not waited for: the answer surfaces. Default 10 000. */
   maxDelayMs?: number;
-  /** The wait when a 429 carries no usable `Retry-After`. Default 1 000. */
+  /**
+   * The wait when a 429 carries no usable `Retry-After`, and the first wait after a failure
+   * (doubled after each). Default 1 000.
+   */
   defaultDelayMs?: number;
   /**
-   * Retry POST and PATCH too. Off by default: GET, HEAD, OPTIONS, PUT and DELETE are
-   * retried; a write that is not idempotent is retried only when the caller says it may be.
+   * Retry every POST and PATCH too. Off by default: GET, HEAD, OPTIONS, PUT and DELETE are
+   * retried, and so are the POSTs the service answers idempotently (a signed action, a create
+   * sent with an `Idempotency-Key`); any other write only when the caller says it may be.
    */
   nonIdempotent?: boolean;
   /**
@@ -45,6 +53,30 @@ export interface TransportOptions {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+/**
+ * POSTs whose retry gets the first answer, not a second effect (docs/api.md, "Idempotent
+ * requests"): a signed action is its own key; a create is safe with an `Idempotency-Key`.
+ */
+export const SIGNED_ACTION_POSTS: readonly string[] = [
+  '/ebus/execute',
+  '/ebus/actions',
+  '/ebus/actions/batch',
+  '/objects',
+];
+export const KEYED_POSTS: readonly string[] = [
+  '/api-keys',
+  '/organizations',
+  '/organizations/{organizationId}/members',
+  '/storage/upload',
+  '/support',
+  '/templates',
+  '/webhooks',
+];
+const KEYED = KEYED_POSTS.map((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`));
+
+/** Gateway answers that say nothing about the call: it may not have reached the service. */
+const GATEWAY = new Set([502, 503, 504]);
 export const REFRESH_PATH = '/auth/refresh-token';
 /** The header the service keys idempotent creates by (docs/api.md, "Idempotent requests"). */
 export const IDEMPOTENCY_KEY = 'idempotency-key';
@@ -137,29 +169,48 @@ export class Transport {
     // Read once, so each attempt can send the same bytes.
     const body = request.body === null ? null : await request.arrayBuffer();
     const method = request.method.toUpperCase();
-    const mayRetry = this.retry.nonIdempotent || IDEMPOTENT.has(method);
     const ownCredential = request.headers.has('authorization') || request.headers.has('x-api-key');
     // One key per call, sent on the first attempt and every retry of it.
     const idempotencyKey =
       method === 'POST' && this.retry.idempotencyKeys && !request.headers.has(IDEMPOTENCY_KEY)
         ? newIdempotencyKey()
         : null;
+    const path = method === 'POST' ? this.pathOf(request.url) : null;
+    const keyed =
+      path !== null &&
+      KEYED.some((r) => r.test(path)) &&
+      (idempotencyKey !== null || request.headers.has(IDEMPOTENCY_KEY));
+    const mayRetry =
+      this.retry.nonIdempotent ||
+      IDEMPOTENT.has(method) ||
+      keyed ||
+      (path !== null && SIGNED_ACTION_POSTS.includes(path));
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const headers = new Headers(request.headers);
       if (idempotencyKey !== null) headers.set(IDEMPOTENCY_KEY, idempotencyKey);
       const usedToken = ownCredential ? null : this.authorize(headers);
-      const response = await this.send(
-        new Request(request.url, {
-          method,
-          headers,
-          body,
-          signal: request.signal,
-          redirect: request.redirect,
-        }),
-      ).catch((err: unknown) => {
-        throw isAbort(err) ? err : OnsError.unreachable(err);
-      });
+      let response: Response;
+      try {
+        response = await this.send(
+          new Request(request.url, {
+            method,
+            headers,
+            body,
+            signal: request.signal,
+            redirect: request.redirect,
+          }),
+        );
+      } catch (err) {
+        if (isAbort(err)) throw err;
+        // Sent or not, a call that is safe to repeat is sent again.
+        const delay = this.backoff(attempt);
+        if (mayRetry && attempt < this.retry.retries && delay <= this.retry.maxDelayMs) {
+          await this.sleep(delay, request.signal);
+          continue;
+        }
+        throw OnsError.unreachable(err);
+      }
       if (
         response.status === 401 &&
         usedToken !== null &&
@@ -173,10 +224,9 @@ export class Transport {
         }
         return response;
       }
-      if (response.status === 429 && mayRetry && attempt < this.retry.retries) {
-        const after = retryAfterSeconds(response.headers.get('retry-after'));
-        const delay = after === null ? this.retry.defaultDelayMs : after * 1000;
-        if (delay <= this.retry.maxDelayMs) {
+      if (mayRetry && attempt < this.retry.retries) {
+        const delay = await this.retryDelay(response, attempt, keyed);
+        if (delay !== null && delay <= this.retry.maxDelayMs) {
           await response.body?.cancel();
           await this.sleep(delay, request.signal);
           continue;
@@ -185,6 +235,46 @@ export class Transport {
       return response;
     }
   };
+
+  /**
+   * How long to wait before sending a call again after this answer; null: it is the answer.
+   * A 429 waits its `Retry-After`; a gateway's failure and a keyed create still running on
+   * the service (409 code 10) wait the backoff.
+   */
+  private async retryDelay(
+    response: Response,
+    attempt: number,
+    keyed: boolean,
+  ): Promise<number | null> {
+    const backoff = this.backoff(attempt);
+    if (response.status === 429) {
+      const after = retryAfterSeconds(response.headers.get('retry-after'));
+      return after === null ? this.retry.defaultDelayMs : after * 1000;
+    }
+    if (GATEWAY.has(response.status)) {
+      const after = retryAfterSeconds(response.headers.get('retry-after'));
+      return after === null ? backoff : after * 1000;
+    }
+    if (response.status === 409 && keyed) {
+      const body = (await response
+        .clone()
+        .json()
+        .catch(() => null)) as { code?: unknown } | null;
+      return body?.code === 10 ? backoff : null;
+    }
+    return null;
+  }
+
+  /** The wait after a failure: defaultDelayMs, then twice as long each time. */
+  private backoff(attempt: number): number {
+    return this.retry.defaultDelayMs * 2 ** attempt;
+  }
+
+  /** The path of a call's URL under the client's base URL (null when it is elsewhere). */
+  private pathOf(url: string): string | null {
+    const bare = url.split(/[?#]/)[0]!;
+    return bare.startsWith(this.baseUrl) ? bare.slice(this.baseUrl.length) || '/' : null;
+  }
 
   /** Puts the credential on a call; answers the access token it used, if a session's. */
   private authorize(headers: Headers): string | null {
