@@ -2,20 +2,20 @@ import { createHash, hash } from 'node:crypto';
 
 const HEX_RE = /^0x(?:[0-9a-fA-F]{2})*$/;
 
-/** RFC 6962 leaf hash: H(0x00 ‖ leaf). */
-function leafHash(leaf: Buffer): Buffer {
-  const input = Buffer.allocUnsafe(leaf.length + 1);
+/** RFC 6962 leaf hash: H(0x00 ‖ data). */
+export function leafHash(data: Uint8Array): Buffer {
+  const input = Buffer.allocUnsafe(data.length + 1);
   input[0] = 0x00;
-  leaf.copy(input, 1);
+  input.set(data, 1);
   return hash('sha256', input, 'buffer');
 }
 
 /** RFC 6962 node hash: H(0x01 ‖ left ‖ right), both 32 bytes. */
-function nodeHash(left: Buffer, right: Buffer): Buffer {
+export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
   const input = Buffer.allocUnsafe(65);
   input[0] = 0x01;
-  left.copy(input, 1);
-  right.copy(input, 33);
+  input.set(left, 1);
+  input.set(right, 33);
   return hash('sha256', input, 'buffer');
 }
 

@@ -1,10 +1,14 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { leafHash, nodeHash } from '../../lib/merkle.js';
 
 /**
  * The RFC 6962 / RFC 9162 tree math of the log, pure: which ranges of leaves a proof names,
  * which full subtrees a range is made of, and how stored tiles give a subtree's hash. The
  * tree is never held in memory: every hash comes from the tiles (repo.ts), a few per proof.
  */
+
+/** RFC 6962's leaf and node hashes: the same as every batch's actions_hash uses. */
+export { leafHash, nodeHash };
 
 /** A range of leaves [start, end). */
 export type Range = readonly [number, number];
@@ -20,23 +24,6 @@ export const TILE_WIDTH = 256;
 export const TILE_HEIGHT = 8;
 
 export const EMPTY_ROOT: Buffer = createHash('sha256').digest();
-
-/** RFC 6962 leaf hash: H(0x00 ‖ data). */
-export function leafHash(data: Uint8Array): Buffer {
-  const input = Buffer.allocUnsafe(data.length + 1);
-  input[0] = 0x00;
-  input.set(data, 1);
-  return hash('sha256', input, 'buffer');
-}
-
-/** RFC 6962 node hash: H(0x01 ‖ left ‖ right). */
-export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  const input = Buffer.allocUnsafe(65);
-  input[0] = 0x01;
-  input.set(left, 1);
-  input.set(right, 33);
-  return hash('sha256', input, 'buffer');
-}
 
 /** The largest power of two strictly below n (n ≥ 2). */
 function split(n: number): number {
