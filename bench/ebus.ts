@@ -22,7 +22,10 @@
  *
  * Knobs: BENCH_PHASES (default abcd), BENCH_ACTIONS_PER_WALLET, BENCH_POLICIES=N (N ≤ 10
  * spend policies in force on phase (a)'s organization, every one binding every action and
- * none refusing: docs/policies.md; compare with 0 for what they cost), BENCH_CLIENT=undici,
+ * none refusing: docs/policies.md; compare with 0 for what they cost), BENCH_WEBHOOK=1 (one
+ * webhook matching every action of phase (a), delivered over HTTPS to a receiver in its own
+ * process: `BENCH_B_ENV='{"BENCH_WEBHOOK":"1"}' npm run bench:compare -- HEAD a` is issue 29's
+ * with-and-without-webhooks ratio, alternated), BENCH_CLIENT=undici,
  * BENCH_NODE_FLAGS (default as `npm start`), BENCH_CPU_PROF=<dir>, BENCH_SETUP_SQL (run after
  * the migrations, for experiments), BENCH_SERVICE_STDOUT=1; the service's own settings
  * (WORKERS, EBUS_*) pass through from the environment.
@@ -47,6 +50,7 @@ import { describeCpu, sampleCpu } from './cpu-account.js';
 import { makeBenchOrg, NETWORK, presign as presignFrom, type BenchWallet } from './ebus-load.js';
 import { sharedLanes, takeWarmUp, type SharedLane } from './ebus-many-orgs.js';
 import { scratchDatabase } from './scratch-database.js';
+import { addBenchWebhook, startBenchReceiver } from './webhook-setup.js';
 import { RawLane } from './raw-client.js';
 import { measureRecoveryRate } from './signature-recovery.js';
 
@@ -332,6 +336,13 @@ async function main() {
   const url = scratch.url;
   const database = createDatabase(url, 20);
   const child = { proc: null as ReturnType<typeof spawn> | null };
+  // BENCH_WEBHOOK=1: one webhook matching every action of phase (a), to a receiver in a
+  // process of its own (its CPU is not the service's).
+  let delivered = 0;
+  const receiver =
+    process.env.BENCH_WEBHOOK === '1'
+      ? await startBenchReceiver((arrived) => (delivered += arrived.length))
+      : null;
   try {
     await migrate(database.pool);
     if (process.env.BENCH_SETUP_SQL) await database.pool.query(process.env.BENCH_SETUP_SQL);
@@ -347,6 +358,10 @@ async function main() {
       load1.templateId,
       Number(process.env.BENCH_POLICIES ?? 0),
     );
+    if (receiver) {
+      await addBenchWebhook(database, load1.orgId, load1.templateId, receiver.url);
+      console.log("one webhook matching every action of phase (a)'s organization");
+    }
     const ten = [];
     for (let i = 0; i < 10; i++) ten.push(await makeOrg(database, sessions, CONNECTIONS / 10));
     const raw = await makeOrg(database, sessions, CONNECTIONS);
@@ -407,6 +422,7 @@ async function main() {
         // The event bus's own limit (2,000 actions/s per organization) would cap phase (a) at
         // its target; the benchmark measures the path, not the limiter.
         RATE_LIMIT_ENABLED: 'false',
+        ...receiver?.serviceEnv,
       },
       stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
     });
@@ -518,11 +534,16 @@ async function main() {
       ...ratio('b', 'a', b.perSecond, a.perSecond, '(b)/(a)'),
     ];
     if (ratios.length > 0) console.log(`ratios: ${ratios.join(', ')}`);
+    if (receiver) {
+      await new Promise((r) => setTimeout(r, 1000));
+      console.log(`webhook deliveries arrived at the receiver: ${delivered}`);
+    }
   } finally {
     child.proc?.kill('SIGTERM');
     await database.close();
     await new Promise((r) => setTimeout(r, 500));
     await scratch.drop().catch(() => undefined);
+    receiver?.proc.kill('SIGTERM');
   }
 }
 

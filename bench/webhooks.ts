@@ -15,16 +15,12 @@
  *      (ABBA…), each phase from a fresh CHECKPOINT: actions/s of each and the ratio, and
  *      for the webhook phases the first-attempt latency (execute answered → delivery arrived).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import { migrate } from '../src/db/migrate.js';
-import { createDatabase, type Database } from '../src/db/pool.js';
-import { newId } from '../src/lib/ids.js';
-import { makeTestCa } from '../test/helpers/webhook-receiver.js';
+import { createDatabase } from '../src/db/pool.js';
 import { mainBusy, postmasterOf, processCpuUs, sampleCpu } from './cpu-account.js';
 import {
   alternate,
@@ -36,6 +32,7 @@ import {
   startBenchService,
 } from './ebus-load.js';
 import { scratchDatabase } from './scratch-database.js';
+import { addBenchWebhook, startBenchReceiver } from './webhook-setup.js';
 
 const PHASE_S = Math.min(15, Number(process.env.BENCH_PHASE_SECONDS ?? 8));
 const DELIVERIES = Math.min(100_000, Number(process.env.BENCH_DELIVERIES ?? 20_000));
@@ -45,40 +42,21 @@ const ROUNDS = Math.min(12, Number(process.env.BENCH_ROUNDS ?? 2));
 const PER_WALLET = Math.ceil((4_000 * PHASE_S) / CONNECTIONS) * ROUNDS;
 const WARM_UP = 40;
 
-async function addWebhook(database: Database, orgId: string, templateId: string, url: string) {
-  const id = newId('webhook');
-  const now = new Date();
-  await database.db.execute(sql`INSERT INTO webhooks (id, organization_id, url, rules, signing_key,
-      active_since, created_at, updated_at)
-    VALUES (${id}, ${orgId}, ${url}, ${JSON.stringify([{ template_id: templateId, actions: [], addresses: [] }])}::jsonb,
-      ${randomBytes(32)}, ${now}, ${now}, ${now})`);
-  return id;
-}
-
 async function main() {
-  const ca = await makeTestCa();
   // The receiver, in a process of its own (webhook-receiver.ts): every delivery's first
   // arrival by action id, in ms since the epoch.
   const arrivals = new Map<string, number>();
   let firstArrival = 0;
   let lastArrival = 0;
-  const receiver = fork(fileURLToPath(new URL('./webhook-receiver.ts', import.meta.url)), {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, RECEIVER_CERT: ca.cert, RECEIVER_KEY: ca.key },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  const bench = await startBenchReceiver((reported) => {
+    for (const [id, at] of reported) {
+      if (!arrivals.has(id)) arrivals.set(id, at);
+      if (!firstArrival || at < firstArrival) firstArrival = at;
+      if (at > lastArrival) lastArrival = at;
+    }
   });
-  const receiverPort = await new Promise<number>((resolve, reject) => {
-    receiver.once('error', reject);
-    receiver.on('message', (m: { port?: number; arrivals?: [string, number][] }) => {
-      if (m.port) resolve(m.port);
-      for (const [id, at] of m.arrivals ?? []) {
-        if (!arrivals.has(id)) arrivals.set(id, at);
-        if (!firstArrival || at < firstArrival) firstArrival = at;
-        if (at > lastArrival) lastArrival = at;
-      }
-    });
-  });
-  const receiverUrl = `https://127.0.0.1:${receiverPort}/hook`;
+  const receiver = bench.proc;
+  const receiverUrl = bench.url;
   /** When the execute answer came (this process's performance.now()), in ms since the epoch. */
   const epoch = (t: number) => performance.timeOrigin + t;
 
@@ -93,11 +71,16 @@ async function main() {
     const sessions = await benchSessions(database, publicUrl);
     const plain = await makeBenchOrg(database, sessions, CONNECTIONS);
     const hooked = await makeBenchOrg(database, sessions, CONNECTIONS);
-    await addWebhook(database, hooked.orgId, hooked.templateId, receiverUrl);
+    await addBenchWebhook(database, hooked.orgId, hooked.templateId, receiverUrl);
     const pacedOrg = await makeBenchOrg(database, sessions, CONNECTIONS);
-    await addWebhook(database, pacedOrg.orgId, pacedOrg.templateId, receiverUrl);
+    await addBenchWebhook(database, pacedOrg.orgId, pacedOrg.templateId, receiverUrl);
     const drainOrg = await makeBenchOrg(database, sessions, CONNECTIONS);
-    const drainHook = await addWebhook(database, drainOrg.orgId, drainOrg.templateId, receiverUrl);
+    const drainHook = await addBenchWebhook(
+      database,
+      drainOrg.orgId,
+      drainOrg.templateId,
+      receiverUrl,
+    );
 
     const per = PER_WALLET + WARM_UP * 2;
     const lanesPlain = plain.wallets.map((w) => ({
@@ -113,8 +96,7 @@ async function main() {
     }));
 
     child = await startBenchService(port, url, {
-      WEBHOOK_ALLOW_LOOPBACK: 'true',
-      WEBHOOK_CA_FILE: ca.caFile,
+      ...bench.serviceEnv,
       ...(process.env.BENCH_CPU_PROF ? { BENCH_CPU_PROF: process.env.BENCH_CPU_PROF } : {}),
     });
 
