@@ -93,6 +93,10 @@ function verbOf(text: string): string {
  */
 export function createOtelTracing(options: TracingOptions): Tracing {
   const ratio = new TraceIdRatioBasedSampler(options.sampleRatio);
+  const exporter = new OTLPTraceExporter({
+    url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces`,
+    headers: options.exporterHeaders,
+  });
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       'service.name': options.serviceName,
@@ -105,10 +109,7 @@ export function createOtelTracing(options: TracingOptions): Tracing {
     }),
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({
-          url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces`,
-          headers: options.exporterHeaders,
-        }),
+        exporter,
         scheduledDelayMillis: options.exportDelayMs ?? 5000,
       }),
     ],
@@ -197,7 +198,12 @@ export function createOtelTracing(options: TracingOptions): Tracing {
       );
     },
 
-    flush: () => provider.forceFlush(),
+    // The processor's flush sends what is buffered but does not wait for an export its
+    // timer already started; the exporter's waits for every send still in flight.
+    flush: async () => {
+      await provider.forceFlush();
+      await exporter.forceFlush();
+    },
     shutdown: () => provider.shutdown(),
   };
 }

@@ -51,7 +51,7 @@ export interface Tracing {
     traceparent: string | null,
     attributes: Record<string, string | number>,
   ): SpanHandle;
-  /** Sends the spans buffered so far. */
+  /** Sends every span ended so far and waits until each export (the timer's too) is answered. */
   flush(): Promise<void>;
   /** Sends the spans still buffered and stops (shutdown). */
   shutdown(): Promise<void>;

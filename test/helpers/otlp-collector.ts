@@ -38,8 +38,12 @@ const attributesOf = (list: OtlpAttribute[] | undefined) =>
     ]),
   );
 
-/** A minimal OTLP/HTTP collector: takes JSON exports at /v1/traces and keeps their spans. */
-export async function startCollector(): Promise<Collector> {
+/**
+ * A minimal OTLP/HTTP collector: takes JSON exports at /v1/traces and keeps their spans.
+ * With `holdMs`, each export is kept and answered only that long after it arrived (a slow
+ * collector, so an export can be caught in flight).
+ */
+export async function startCollector(options: { holdMs?: number } = {}): Promise<Collector> {
   const c: Collector = {
     url: '',
     spans: [],
@@ -50,7 +54,8 @@ export async function startCollector(): Promise<Collector> {
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (b: Buffer) => chunks.push(b));
-    req.on('end', () => {
+    req.on('end', () => setTimeout(take, options.holdMs ?? 0));
+    const take = () => {
       if (req.method !== 'POST' || req.url !== '/v1/traces') {
         res.writeHead(404).end();
         return;
@@ -87,7 +92,7 @@ export async function startCollector(): Promise<Collector> {
         }
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   c.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
