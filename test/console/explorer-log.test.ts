@@ -16,6 +16,9 @@ import {
   checkPage,
   describeWithChromium,
   launchBrowser,
+  ownerWithOrganization,
+  PASSWORD,
+  signInWithPassword,
   startConsoleService,
   type ConsoleBrowser,
   type ConsolePage,
@@ -25,7 +28,9 @@ import {
 /**
  * Issue 33 item 7 (console): the explorer shows the log's latest checkpoint, checked in the
  * browser, and its witnesses with when they cosigned it; "Verify receipt" on an action checks
- * its receipt with the SDK's verifyReceipt in the browser.
+ * its receipt with the SDK's verifyReceipt in the browser. On an object's page, signed in, each
+ * action of the organization's objects has it too, private ones included (their leaf is the
+ * salted commitment, which the receipt opens for the organization only).
  */
 describeWithChromium('console: the transparency log in the explorer', () => {
   const seed = new Uint8Array(32).fill(2);
@@ -113,5 +118,60 @@ describeWithChromium('console: the transparency log in the explorer', () => {
       .waitFor();
     expect(await checkPage(page, 'explorer-receipt')).toEqual([]);
     expect(tab.problems).toEqual([]);
+  });
+
+  it("verifies the receipt of an action on the organization's private object, signed in", async () => {
+    const { svc } = live;
+    const owner = await ownerWithOrganization(live.origin, 'log-private', 'Private Log Org');
+    const minter = await createSigner(svc, { orgId: owner.orgId });
+    await fund(svc, owner.orgId, 10n ** 21n);
+    const template = await createTemplate(svc, owner.orgId, { isPublic: false });
+    const objectIds: string[] = [];
+    // Three actions fill a batch (BATCH_MAX_ACTIONS=3): the log then holds six.
+    for (let nonce = 0; nonce < 3; nonce++) {
+      const body = await signEoa(svc, minter, {
+        name: 'mint',
+        params: { template_id: template },
+        nonce,
+      });
+      const res = await svc.app.inject({
+        method: 'POST',
+        url: '/ebus/execute',
+        headers: minter.headers,
+        payload: body,
+      });
+      if (res.statusCode !== 200) throw new Error(res.body);
+      objectIds.push(res.json<{ object: { id: string } }>().object.id);
+    }
+    for (let i = 0; i < 20 && (await svc.container.batches.sealer.tick()); i++);
+    await svc.container.log.settled();
+    // Not to be had without the organization's credential: the object is private.
+    const logs = await svc.app.inject({
+      method: 'GET',
+      url: `/ebus/action-logs?object_id=${objectIds[0]!}`,
+      headers: minter.headers,
+    });
+    const actionId = logs.json<{ action_logs: { id: string }[] }>().action_logs[0]!.id;
+    const anonymous = await svc.app.inject({
+      method: 'GET',
+      url: `/ebus/action-logs/${actionId}/receipt`,
+    });
+    expect(anonymous.statusCode).toBe(404);
+
+    const signedIn = await browser.newPage();
+    try {
+      await signInWithPassword(signedIn.page, live.origin, owner.email, PASSWORD);
+      await signedIn.page.getByRole('heading', { name: 'Overview' }).waitFor();
+      await signedIn.page.goto(`${live.origin}/console/objects/${objectIds[0]!}`);
+      const history = signedIn.page.getByTestId('object-history');
+      await history.getByRole('button', { name: 'Verify receipt' }).click();
+      await signedIn.page
+        .getByText(/^Verified: in the log of 6 actions, with 1 witness cosignature/)
+        .waitFor();
+      expect(await checkPage(signedIn.page, 'object-receipt')).toEqual([]);
+      expect(signedIn.problems).toEqual([]);
+    } finally {
+      await signedIn.context.close();
+    }
   });
 });

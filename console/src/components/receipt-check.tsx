@@ -7,13 +7,20 @@ import { ErrorMessage } from './error-message.js';
 /**
  * "Verify receipt" on one action: fetches its receipt and checks it in the browser with the
  * SDK's verifyReceipt (the action's hash, its inclusion proof to the signed checkpoint, the
- * log's signature and the witnesses' cosignatures).
+ * log's signature and the witnesses' cosignatures). `asMember`: fetched with the signed-in
+ * session (an action of the organization's own objects, private ones included).
  */
-export function ReceiptCheck({ actionId }: { actionId: string }) {
+export function ReceiptCheck({
+  actionId,
+  asMember = false,
+}: {
+  actionId: string;
+  asMember?: boolean;
+}) {
   const [result, setResult] = useState<ReceiptResult | null>(null);
   const run = useAction(async () => {
     setResult(null);
-    setResult((await checkReceipt(actionId)).result);
+    setResult((await checkReceipt(actionId, asMember)).result);
   });
   return (
     <div data-testid={`receipt-${actionId}`}>

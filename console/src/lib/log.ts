@@ -63,14 +63,24 @@ export async function loadCheckpoint(): Promise<LatestCheckpoint | null> {
   return { info, text, checked };
 }
 
-/** Fetches an action's receipt and checks it offline. */
+/**
+ * Fetches an action's receipt and checks it offline. `asMember`: asked with the signed-in
+ * session, so an action of the organization's private objects has one too (with its
+ * commitment's opening); without it, only a public object's actions do.
+ */
 export async function checkReceipt(
   actionId: string,
+  asMember = false,
 ): Promise<{ receipt: Receipt; result: ReceiptResult }> {
   const info = await loadLogInfo();
   if (!info) throw new Error('This service keeps no transparency log.');
-  const res = await get(`/ebus/action-logs/${encodeURIComponent(actionId)}/receipt`);
-  const receipt = (await res.json()) as Receipt;
+  const receipt = asMember
+    ? ((await ons.GET('/ebus/action-logs/{id}/receipt', {
+        params: { path: { id: actionId } },
+      })) as Receipt)
+    : ((await (
+        await get(`/ebus/action-logs/${encodeURIComponent(actionId)}/receipt`)
+      ).json()) as Receipt);
   const result = await verifyReceipt(receipt, {
     logKey: info.verifier_key,
     witnessKeys: info.witnesses.map((w) => w.verifier_key),

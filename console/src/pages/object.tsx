@@ -9,6 +9,7 @@ import { Notice } from '../components/form-card.js';
 import { Faces } from '../components/faces.js';
 import { ObjectFacts } from '../components/object-facts.js';
 import { Progress } from '../components/progress.js';
+import { ReceiptCheck } from '../components/receipt-check.js';
 import { RequireSignIn } from '../components/require-sign-in.js';
 import { formatDate, formatTokens } from '../lib/format.js';
 import { useLoad } from '../lib/hooks.js';
@@ -29,7 +30,10 @@ function customOf(text: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-/** The object's actions, newest first, each with its batch (verify it there). */
+/**
+ * The object's actions, newest first, each with its batch (verify it there) and its receipt
+ * from the transparency log, checked in the browser (private objects' actions too).
+ */
 function History({ id, tick }: { id: string; tick: number }) {
   const logs = useLoad(
     () => ons.GET('/ebus/action-logs', { params: { query: { object_id: id, limit: 50 } } }),
@@ -41,7 +45,7 @@ function History({ id, tick }: { id: string; tick: number }) {
       <ErrorMessage error={logs.error} />
       <DataTable
         testId="object-history"
-        columns={['When', 'Action', 'Fee (ONS)', 'Batch']}
+        columns={['When', 'Action', 'Fee (ONS)', 'Batch', 'Receipt']}
         rows={logs.data?.action_logs}
         rowKey={(a) => a.id}
         cells={(a) => [
@@ -55,6 +59,7 @@ function History({ id, tick }: { id: string; tick: number }) {
           </>,
           formatTokens(a.fee_wei),
           <BatchLink batchId={a.batch_id}>open and verify</BatchLink>,
+          <ReceiptCheck actionId={a.id} asMember />,
         ]}
       />
     </>
