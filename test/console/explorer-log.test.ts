@@ -11,7 +11,8 @@ import {
   signerFromSeed,
 } from '../../sdk/src/log/signer.js';
 import { Witness } from '../../sdk/src/log/witness.js';
-import { createSigner, createTemplate, fund, signEoa } from '../helpers/ebus.js';
+import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
+import type { TestService } from '../helpers/service.js';
 import {
   checkPage,
   describeWithChromium,
@@ -24,6 +25,36 @@ import {
   type ConsolePage,
   type ConsoleService,
 } from './harness.js';
+
+/**
+ * Three mints by `signer` (nonces 0–2), which fill a batch (BATCH_MAX_ACTIONS=3), sealed and
+ * appended to the log; answers the objects' ids.
+ */
+async function mintThreeIntoTheLog(
+  svc: TestService,
+  signer: EoaSigner,
+  template: string,
+): Promise<string[]> {
+  const objectIds: string[] = [];
+  for (let nonce = 0; nonce < 3; nonce++) {
+    const body = await signEoa(svc, signer, {
+      name: 'mint',
+      params: { template_id: template },
+      nonce,
+    });
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: '/ebus/execute',
+      headers: signer.headers,
+      payload: body,
+    });
+    if (res.statusCode !== 200) throw new Error(res.body);
+    objectIds.push(res.json<{ object: { id: string } }>().object.id);
+  }
+  for (let i = 0; i < 20 && (await svc.container.batches.sealer.tick()); i++);
+  await svc.container.log.settled();
+  return objectIds;
+}
 
 /**
  * Issue 33 item 7 (console): the explorer shows the log's latest checkpoint, checked in the
@@ -65,22 +96,7 @@ describeWithChromium('console: the transparency log in the explorer', () => {
     const owner = await createSigner(svc);
     await fund(svc, owner.orgId, 10n ** 21n);
     const template = await createTemplate(svc, owner.orgId);
-    for (let nonce = 0; nonce < 3; nonce++) {
-      const body = await signEoa(svc, owner, {
-        name: 'mint',
-        params: { template_id: template },
-        nonce,
-      });
-      const res = await svc.app.inject({
-        method: 'POST',
-        url: '/ebus/execute',
-        headers: owner.headers,
-        payload: body,
-      });
-      if (res.statusCode !== 200) throw new Error(res.body);
-    }
-    for (let i = 0; i < 20 && (await svc.container.batches.sealer.tick()); i++);
-    await svc.container.log.settled();
+    await mintThreeIntoTheLog(svc, owner, template);
     browser = await launchBrowser();
     tab = await browser.newPage();
     page = tab.page;
@@ -126,25 +142,8 @@ describeWithChromium('console: the transparency log in the explorer', () => {
     const minter = await createSigner(svc, { orgId: owner.orgId });
     await fund(svc, owner.orgId, 10n ** 21n);
     const template = await createTemplate(svc, owner.orgId, { isPublic: false });
-    const objectIds: string[] = [];
-    // Three actions fill a batch (BATCH_MAX_ACTIONS=3): the log then holds six.
-    for (let nonce = 0; nonce < 3; nonce++) {
-      const body = await signEoa(svc, minter, {
-        name: 'mint',
-        params: { template_id: template },
-        nonce,
-      });
-      const res = await svc.app.inject({
-        method: 'POST',
-        url: '/ebus/execute',
-        headers: minter.headers,
-        payload: body,
-      });
-      if (res.statusCode !== 200) throw new Error(res.body);
-      objectIds.push(res.json<{ object: { id: string } }>().object.id);
-    }
-    for (let i = 0; i < 20 && (await svc.container.batches.sealer.tick()); i++);
-    await svc.container.log.settled();
+    // The log then holds six actions.
+    const objectIds = await mintThreeIntoTheLog(svc, minter, template);
     // Not to be had without the organization's credential: the object is private.
     const logs = await svc.app.inject({
       method: 'GET',
