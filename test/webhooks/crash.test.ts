@@ -136,10 +136,12 @@ describe('a service killed with SIGKILL', () => {
       expect(res.status).toBe(200);
       await eventually(() => r.received.length === 1);
       await kill(first);
-      // The claim's 60 s lease runs out while the service is down.
+      // Handed to the worker as it was written: claimed, and due when its 60 s lease ends.
+      // That lease runs out while the service is down.
       const { rows: leased } = await helper.container.db.execute<{ n: number }>(
-        sql`UPDATE webhook_deliveries SET leased_until = now()
-          WHERE webhook_id = ${hook.id} AND leased_until > now() RETURNING 1 AS n`,
+        sql`UPDATE webhook_deliveries SET leased_until = now(), next_attempt_at = now()
+          WHERE webhook_id = ${hook.id} AND leased_until > now()
+            AND next_attempt_at = leased_until RETURNING 1 AS n`,
       );
       expect(leased).toHaveLength(1);
       r.answer = () => ({ status: 200 });

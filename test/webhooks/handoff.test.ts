@@ -159,6 +159,29 @@ describe('handed deliveries', () => {
     expect((await rows(svc, hook.id)).map((x) => x.status)).toEqual(['done', 'done', 'done']);
   });
 
+  it('are due only when their lease ends, so the due range holds none in flight', async () => {
+    const svc = suite.svc;
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const r = await suite.receiver(() => ({ status: 200, delayMs: 2_000 }));
+    const hook = await createWebhook(svc, signer, r.url, [{ template_id: templateId }]);
+    handoffWorker(svc);
+    await execute(svc, signer, 'mint', { template_id: templateId }, 0);
+    await eventually(() => r.received.length === 1);
+    // In flight: due when the lease ends (should this process die now), not at creation.
+    const dueRange = async (at: Date) =>
+      (
+        await svc.container.db.execute<{ lease: string; n: number }>(sql`
+          SELECT (leased_until - created_at)::text AS lease,
+            (next_attempt_at <= ${at})::int AS n
+          FROM webhook_deliveries
+          WHERE webhook_id = ${hook.id} AND next_attempt_at = leased_until`)
+      ).rows;
+    const now = svc.clock.now();
+    expect(await dueRange(now)).toEqual([{ lease: '00:01:00', n: 0 }]);
+    expect(await dueRange(new Date(now.getTime() + MINUTE))).toEqual([{ lease: '00:01:00', n: 1 }]);
+    await eventually(async () => (await rows(svc, hook.id))[0]?.status === 'done');
+  });
+
   it('are not claimed while no worker takes them (a worker stopped at once)', async () => {
     const svc = suite.svc;
     const { signer, templateId } = await signerWithTemplate(svc);

@@ -45,13 +45,17 @@ type RawClaimed = Omit<ClaimedDelivery, 'created_at'> & { created_at: DbTime };
  */
 export type HandedDelivery = Omit<ClaimedDelivery, 'status' | 'round_attempts' | 'live'>;
 
-/** Gives up handed deliveries' claim: due at once for any worker's claim. */
+/**
+ * Gives up handed deliveries' claim: due at once for any worker's claim (written due when
+ * their lease would end, they are made due at their creation, so they keep their place).
+ */
 export async function releaseHanded(
   exec: Executor,
   deliveries: readonly Pick<HandedDelivery, 'id' | 'claim_id'>[],
 ): Promise<void> {
   await exec.execute(sql`
-    UPDATE webhook_deliveries d SET leased_until = NULL, claim_id = NULL
+    UPDATE webhook_deliveries d SET leased_until = NULL, claim_id = NULL,
+      next_attempt_at = d.created_at
     FROM jsonb_to_recordset(${JSON.stringify(deliveries.map((x) => ({ id: x.id, claim_id: x.claim_id })))}::jsonb)
       AS r(id text, claim_id text), ${ASYNC_COMMIT}
     WHERE d.id = r.id AND d.claim_id = r.claim_id`);

@@ -58,7 +58,8 @@ export function handedRows(rows: SQL): SQL {
  * CTEs (src/modules/ebus/hooks.ts). The event is text put together from the JSON the
  * service wrote (nothing is parsed), so its bytes are the body's; the action's `batch_id`
  * comes from the group statement's `logs` rows (the batch it joined). With `claim`, the rows
- * are written claimed by it (as claimDue would), for this process's worker to send at once.
+ * are written claimed by it (as claimDue would), for this process's worker to send at once,
+ * and due only when that claim's lease ends.
  * `trace_parent` is the action's `tp` (NULL with tracing off): the trace its delivery continues.
  */
 export function outboxInsert(
@@ -68,13 +69,17 @@ export function outboxInsert(
   const leasedUntil = claim
     ? sql`r.c + ${`${claim.leaseMs} milliseconds`}::interval`
     : sql`NULL::timestamptz`;
+  // A claimed row is due when its lease ends (should its process die holding it), not before:
+  // the due index's range up to now then never holds the deliveries in flight, so a claim's
+  // scan does not walk past them (releaseHanded makes a released one due at once).
+  const nextAttempt = claim ? leasedUntil : sql`r.c`;
   return sql`
     INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
       next_attempt_at, leased_until, claim_id, created_at, updated_at, trace_parent)
     SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a,
       '{"action":' || r.ea || ',"batch_id":' || coalesce(to_json(l.batch_id)::text, 'null')
         || '},"object":' || r.eo || '}',
-      'pending', r.c, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c, r.tp
+      'pending', ${nextAttempt}, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c, r.tp
     FROM json_to_recordset(${JSON.stringify(actions)}::json)
       AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, ea text, eo text,
         tp text)
