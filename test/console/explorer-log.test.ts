@@ -11,8 +11,9 @@ import {
   signerFromSeed,
 } from '../../sdk/src/log/signer.js';
 import { Witness } from '../../sdk/src/log/witness.js';
-import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
+import { createSigner, createTemplate, fund, type EoaSigner } from '../helpers/ebus.js';
 import type { TestService } from '../helpers/service.js';
+import { call, execute } from '../helpers/webhooks.js';
 import {
   checkPage,
   describeWithChromium,
@@ -37,19 +38,8 @@ async function mintThreeIntoTheLog(
 ): Promise<string[]> {
   const objectIds: string[] = [];
   for (let nonce = 0; nonce < 3; nonce++) {
-    const body = await signEoa(svc, signer, {
-      name: 'mint',
-      params: { template_id: template },
-      nonce,
-    });
-    const res = await svc.app.inject({
-      method: 'POST',
-      url: '/ebus/execute',
-      headers: signer.headers,
-      payload: body,
-    });
-    if (res.statusCode !== 200) throw new Error(res.body);
-    objectIds.push(res.json<{ object: { id: string } }>().object.id);
+    const { object } = await execute(svc, signer, 'mint', { template_id: template }, nonce);
+    objectIds.push(object.id);
   }
   for (let i = 0; i < 20 && (await svc.container.batches.sealer.tick()); i++);
   await svc.container.log.settled();
@@ -145,12 +135,8 @@ describeWithChromium('console: the transparency log in the explorer', () => {
     // The log then holds six actions.
     const objectIds = await mintThreeIntoTheLog(svc, minter, template);
     // Not to be had without the organization's credential: the object is private.
-    const logs = await svc.app.inject({
-      method: 'GET',
-      url: `/ebus/action-logs?object_id=${objectIds[0]!}`,
-      headers: minter.headers,
-    });
-    const actionId = logs.json<{ action_logs: { id: string }[] }>().action_logs[0]!.id;
+    const logs = await call(svc, minter, 'GET', `/ebus/action-logs?object_id=${objectIds[0]!}`);
+    const actionId = (logs as { action_logs: { id: string }[] }).action_logs[0]!.id;
     const anonymous = await svc.app.inject({
       method: 'GET',
       url: `/ebus/action-logs/${actionId}/receipt`,
