@@ -114,9 +114,11 @@ describe('/metrics, the outbox and the batches', () => {
 });
 
 describe('/metrics, the group-commit queue', () => {
+  // Each wallet of an organization of its own: groups of one organization are never in flight
+  // at once (group-commit.ts).
   function action(walletId: string): VerifiedAction {
     return {
-      payerOrgId: 'org_1',
+      payerOrgId: `org_${walletId}`,
       walletId,
       walletAddress: walletId,
       signerRole: 'member',

@@ -2,9 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { GroupCommitter } from './group-commit.js';
 import type { ApplyOutcome, VerifiedAction } from './types.js';
 
-function action(walletId: string, nonce: number, objectId?: string): VerifiedAction {
+function action(
+  walletId: string,
+  nonce: number,
+  objectId?: string,
+  orgId = `org_${walletId}`,
+): VerifiedAction {
   return {
-    payerOrgId: 'org_1',
+    payerOrgId: orgId,
     walletId,
     apiKeyId: null,
     walletAddress: walletId,
@@ -33,6 +38,7 @@ function recorder(delayMs: number) {
   const violations: string[] = [];
   const apply = async (items: readonly VerifiedAction[]): Promise<ApplyOutcome[]> => {
     const keys = items.flatMap((i) => [
+      `org:${i.payerOrgId}`,
       `w:${i.walletId}`,
       ...(typeof i.action.params.object_id === 'string' ? [`o:${i.action.params.object_id}`] : []),
     ]);
@@ -53,7 +59,7 @@ function recorder(delayMs: number) {
 }
 
 describe('GroupCommitter', () => {
-  it('runs groups concurrently but never two that share a wallet or an object', async () => {
+  it('runs groups concurrently but never two that share a wallet, an object or an organization', async () => {
     const r = recorder(5);
     const c = new GroupCommitter(
       { apply: r.apply },
@@ -64,6 +70,9 @@ describe('GroupCommitter', () => {
       for (const w of ['a', 'b', 'c', 'd', 'e']) all.push(c.submit(action(w, n)));
       all.push(c.submit(action('f', n, 'obj1')));
       all.push(c.submit(action('g', n, 'obj1')));
+      // Two wallets of one organization.
+      all.push(c.submit(action('h', n, undefined, 'org_shared')));
+      all.push(c.submit(action('i', n, undefined, 'org_shared')));
     }
     await Promise.all(all);
     expect(r.violations).toEqual([]);
@@ -97,5 +106,32 @@ describe('GroupCommitter', () => {
     await Promise.all(all);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(10);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(35);
+  });
+
+  it("holds an organization's actions that come while its group runs for the next group, one group at a time", async () => {
+    const groups: string[][] = [];
+    let release: () => void = () => {};
+    const c = new GroupCommitter(
+      {
+        apply: async (items) => {
+          groups.push(items.map((i) => i.hash));
+          if (groups.length === 1) await new Promise<void>((r) => (release = r));
+          return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);
+        },
+      },
+      { maxWaitMs: 1, maxGroup: 100, maxConcurrent: 4 },
+    );
+    const all = [c.submit(action('a', 0, undefined, 'org_1'))];
+    await new Promise((r) => setTimeout(r, 20));
+    expect(groups).toEqual([['a:0']]);
+    // While org_1's group runs: four more of its wallets, and one of another organization.
+    for (const w of ['b', 'c', 'd', 'e']) all.push(c.submit(action(w, 0, undefined, 'org_1')));
+    all.push(c.submit(action('x', 0, undefined, 'org_2')));
+    await new Promise((r) => setTimeout(r, 20));
+    // The other organization's action did not wait; org_1's did, though there was room.
+    expect(groups).toEqual([['a:0'], ['x:0']]);
+    release();
+    await Promise.all(all);
+    expect(groups).toEqual([['a:0'], ['x:0'], ['b:0', 'c:0', 'd:0', 'e:0']]);
   });
 });

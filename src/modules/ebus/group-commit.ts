@@ -49,19 +49,23 @@ function remove(m: Map<string, number>, key: string) {
  * of fifty, not ten of five (apply-group.ts plans each organization's share on its own and
  * writes them together).
  *
- * Up to `maxConcurrent` groups run at once. Groups in flight never share a wallet or an
- * object: an action whose wallet or object is busy waits for the next group, and so does
- * every later action of that wallet or object, so each wallet's nonces and each object's
- * history still apply in arrival order. Concurrent groups meet only at organizations'
- * balance rows, which each takes last, in id order, just before it commits, so one group's
- * commit overlaps the next group's work.
+ * Up to `maxConcurrent` groups run at once. Groups in flight never share a wallet, an object
+ * or a paying organization: an action whose wallet, object or organization is busy waits for
+ * the next group, and so does every later action of that wallet or object, so each wallet's
+ * nonces and each object's history still apply in arrival order. So concurrent groups never
+ * meet at an organization's balance row, which each statement locks last: a second group of
+ * one organization would wait there for the first to commit anyway, and then re-check the
+ * row it waited for, which in PostgreSQL means starting every part of its statement again
+ * (docs/decisions.md, "One group in flight per organization"). Its actions wait in the queue
+ * instead and join the next group, which is larger for it.
  */
 export class GroupCommitter {
   private queue: Entry[] = [];
   private running = 0;
-  /** Wallets and objects that a group in flight touches. */
+  /** Wallets, objects and paying organizations that a group in flight touches. */
   private readonly busyWallets = new Map<string, number>();
   private readonly busyObjects = new Map<string, number>();
+  private readonly busyOrgs = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private readonly idleWaiters: (() => void)[] = [];
   /**
@@ -114,7 +118,10 @@ export class GroupCommitter {
     }, this.options.maxWaitMs);
   }
 
-  /** Takes the next group: queued actions whose wallet and object no running group has. */
+  /**
+   * Takes the next group: queued actions whose wallet, object and paying organization no
+   * running group has.
+   */
   private take(): Entry[] {
     const group: Entry[] = [];
     const rest: Entry[] = [];
@@ -125,6 +132,7 @@ export class GroupCommitter {
       const object = objectOf(e.item);
       const blocked =
         group.length >= this.options.maxGroup ||
+        this.busyOrgs.has(e.item.payerOrgId) ||
         this.busyWallets.has(wallet) ||
         blockedWallets.has(wallet) ||
         (object !== null && (this.busyObjects.has(object) || blockedObjects.has(object)));
@@ -155,6 +163,7 @@ export class GroupCommitter {
     const started = performance.now();
     for (const e of group) this.stats.waitMs += started - e.at;
     for (const e of group) {
+      add(this.busyOrgs, e.item.payerOrgId);
       add(this.busyWallets, e.item.walletId);
       const object = objectOf(e.item);
       if (object !== null) add(this.busyObjects, object);
@@ -180,6 +189,7 @@ export class GroupCommitter {
       .finally(() => {
         this.running--;
         for (const e of group) {
+          remove(this.busyOrgs, e.item.payerOrgId);
           remove(this.busyWallets, e.item.walletId);
           const object = objectOf(e.item);
           if (object !== null) remove(this.busyObjects, object);
