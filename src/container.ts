@@ -173,7 +173,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const policyStates = new PolicyStates(db);
   const ebus = createEbus({
     db,
-    pool: database.pool,
+    databaseUrl: database.url,
     clock,
     config,
     logger: deps.logger,
@@ -193,7 +193,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       start: () => undefined,
       stop: async () => {
         await ebus.committer.drain();
-        await ebus.recoverPool?.close();
+        await ebus.close();
       },
     },
     apiKeyLastUsed,

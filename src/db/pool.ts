@@ -30,19 +30,35 @@ const types: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-export function createDatabase(connectionString: string, max = 20): Database {
+export interface DatabaseOptions {
+  /**
+   * For a pool that runs only named statements whose plan does not depend on their
+   * parameters (the event bus's group statements): PostgreSQL plans each once per connection
+   * (`plan_cache_mode=force_generic_plan`) instead of five times before it settles on that
+   * plan, and the connections stay open, so their plans do too.
+   */
+  genericPlans?: boolean;
+}
+
+export function createDatabase(
+  connectionString: string,
+  max = 20,
+  opts: DatabaseOptions = {},
+): Database {
   const pool = new pg.Pool({
     connectionString,
     max,
     types,
-    idleTimeoutMillis: 30_000,
+    // Kept: a new connection plans every named statement again.
+    idleTimeoutMillis: opts.genericPlans ? 0 : 30_000,
+    allowExitOnIdle: opts.genericPlans === true,
     connectionTimeoutMillis: 10_000,
     application_name: 'ons',
     // No JIT: the service's statements are short, and a statement whose row estimate is
     // large only because its ranges arrive as parameters (a log proof's leaf ranges) paid
     // ~20 ms of JIT compilation to run in ~1 ms (docs/performance.md, "Transparency log
     // proofs").
-    options: '-c jit=off',
+    options: opts.genericPlans ? '-c jit=off -c plan_cache_mode=force_generic_plan' : '-c jit=off',
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);

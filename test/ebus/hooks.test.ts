@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permissionsOfRole, type AuthContext } from '../../src/lib/permissions.js';
 import { createEbus, type Ebus } from '../../src/modules/ebus/wiring.js';
 import type { ExecuteBody } from '../../src/modules/ebus/schema.js';
@@ -31,7 +31,7 @@ beforeAll(async () => {
   );
   ebus = createEbus({
     db: svc.container.db,
-    pool: svc.database.pool,
+    databaseUrl: svc.database.url,
     clock: svc.clock,
     config: svc.config,
     logger: svc.container.logger,
@@ -51,6 +51,7 @@ beforeAll(async () => {
     },
   });
 });
+afterAll(() => ebus.close());
 
 function authOf(signer: EoaSigner): AuthContext {
   return {

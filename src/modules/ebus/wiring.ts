@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { RecoverPool } from '../../lib/crypto/recover-pool.js';
-import type pg from 'pg';
-import type { Db } from '../../db/pool.js';
+import { createDatabase, type Db } from '../../db/pool.js';
 import { preparedRows } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import type { PolicyStates } from '../policies/index.js';
@@ -21,12 +20,18 @@ export interface Ebus {
   fees: FeeService;
   /** The signature-recovery thread, if configured; closed on shutdown. */
   recoverPool: RecoverPool | null;
+  /** Closes the recovery thread and the group statements' connections (after a drain). */
+  close(): Promise<void>;
 }
 
 export interface EbusWiring {
   db: Db;
-  /** The pool behind `db`: the group statements run as named prepared statements on it. */
-  pool: pg.Pool;
+  /**
+   * The database `db` opens: the optimistic group statements run as named prepared statements
+   * on connections of their own to it (`EBUS_MAX_CONCURRENT_GROUPS` + 1, each planning them
+   * once: src/db/pool.ts, `genericPlans`).
+   */
+  databaseUrl: string;
   clock: Clock;
   config: Config;
   logger: Logger;
@@ -48,9 +53,12 @@ export interface EbusWiring {
  */
 export function createEbus(w: EbusWiring): Ebus {
   const fees = new FeeService(w.config, w.clock, w.batchSizes ?? noBatchesYet);
+  const groupDatabase = createDatabase(w.databaseUrl, w.config.ebus.maxConcurrentGroups + 1, {
+    genericPlans: true,
+  });
   const applier = new GroupApplier({
     db: w.db,
-    prepared: preparedRows(w.pool),
+    prepared: preparedRows(groupDatabase.pool),
     clock: w.clock,
     fees,
     hooks: w.hooks ?? noHooks,
@@ -77,5 +85,9 @@ export function createEbus(w: EbusWiring): Ebus {
     batchPublicKey: w.batchPublicKey ?? '',
     ...(w.log ? { log: w.log } : {}),
   });
-  return { service, committer, fees, recoverPool };
+  const close = async () => {
+    await recoverPool?.close();
+    await groupDatabase.close();
+  };
+  return { service, committer, fees, recoverPool, close };
 }
