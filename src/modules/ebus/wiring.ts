@@ -18,9 +18,7 @@ export interface Ebus {
   service: EbusService;
   committer: GroupCommitter;
   fees: FeeService;
-  /** The signature-recovery thread, if configured; closed on shutdown. */
-  recoverPool: RecoverPool | null;
-  /** Closes the recovery thread and the group statements' connections (after a drain). */
+  /** Closes the signature-recovery thread and the group statements' connections (after a drain). */
   close(): Promise<void>;
 }
 
@@ -89,5 +87,5 @@ export function createEbus(w: EbusWiring): Ebus {
     await recoverPool?.close();
     await groupDatabase.close();
   };
-  return { service, committer, fees, recoverPool, close };
+  return { service, committer, fees, close };
 }
