@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLog } from '../../src/modules/log/wiring.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
@@ -122,6 +122,32 @@ describe('one append-only tree', () => {
     await settle();
     expect((await record()).log_index).toBe(7);
     expect((await checkpoint()).size).toBe(8);
+  });
+
+  it("appends the leaves its batch's header was computed from, without reading them back", async () => {
+    const explorer = svc.container.batches.explorer;
+    const read = vi.spyOn(explorer, 'logLeaves');
+    const before = (await checkpoint()).size;
+    try {
+      await execute(owner, { template_id: publicTemplate });
+      await execute(owner, { template_id: privateTemplate });
+      await execute(owner, { template_id: publicTemplate });
+      await settle();
+      expect(read).not.toHaveBeenCalled();
+    } finally {
+      read.mockRestore();
+    }
+    // The same leaves as read back from the batches, a private action's commitment included.
+    const leaves = await expectedLeaves();
+    const cp = await checkpoint();
+    expect(cp.size).toBe(before + 3);
+    expect(cp.size).toBe(leaves.length);
+    expect(hex(cp.root)).toBe(hex(mth(leaves.map((l) => l.leaf))));
+    const { rows } = await svc.container.db.execute<{ id: string; leaf: string }>(
+      sql`SELECT action_id AS id, '0x' || encode(leaf, 'hex') AS leaf FROM log_entries
+        ORDER BY log_index`,
+    );
+    expect(rows.map((r) => [r.id, r.leaf])).toEqual(leaves.map((l) => [l.id, hex(l.leaf)]));
   });
 
   it('back-fills batches sealed before the log existed, in sequence order, to the same root', async () => {

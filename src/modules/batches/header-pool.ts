@@ -6,8 +6,10 @@ import {
   computeHeader,
   type ComputedHeader,
   type HeaderInput,
+  type HeaderLeaves,
   type HeaderRequest,
 } from './header.js';
+import type { SealedLeaves } from './sealed-leaves.js';
 
 /** Reads a sealed batch's actions as logged, in execution order (on the caller's thread). */
 export type ActionsReader = () => Promise<ContentAction[]>;
@@ -25,6 +27,11 @@ export interface HeaderPoolOptions {
   databaseUrl?: string;
   /** How the thread yields to requests (header-thread.ts); `idle` when not given. */
   priority?: HeaderPriority;
+  /**
+   * Where the leaves of each header the thread read and computed are kept for the
+   * transparency log (sealed-leaves.ts); without it they are dropped.
+   */
+  leaves?: SealedLeaves;
 }
 
 /** The thread as it started: its Linux thread id (null elsewhere) and the priority it got. */
@@ -67,6 +74,7 @@ export class HeaderPool {
   private readonly pending = new Map<number, Pending>();
   private readonly databaseUrl: string | undefined;
   private readonly priority: HeaderPriority;
+  private readonly leaves: SealedLeaves | undefined;
   private started: Promise<HeaderThreadInfo | null> = Promise.resolve(null);
   private onStarted: (info: HeaderThreadInfo | null) => void = () => {};
 
@@ -76,6 +84,7 @@ export class HeaderPool {
   ) {
     this.databaseUrl = opts.databaseUrl;
     this.priority = opts.priority ?? 'idle';
+    this.leaves = opts.leaves;
   }
 
   /** Whether headers go to the thread (false once it failed, or after close). */
@@ -124,7 +133,12 @@ export class HeaderPool {
         workerData: { databaseUrl: this.databaseUrl ?? null, priority: this.priority },
       });
       this.started = new Promise((resolve) => (this.onStarted = resolve));
-      type Message = { n: number; header?: ComputedHeader; error?: string };
+      type Message = {
+        n: number;
+        header?: ComputedHeader;
+        leaves?: HeaderLeaves;
+        error?: string;
+      };
       w.on('message', (m: Message | { started: HeaderThreadInfo }) => {
         if ('started' in m) {
           this.logger.debug(m.started, 'the batch header thread started');
@@ -140,8 +154,10 @@ export class HeaderPool {
         const p = this.pending.get(m.n);
         if (!p) return;
         this.pending.delete(m.n);
-        if (m.header) p.resolve(m.header);
-        else p.reject(new Error(m.error ?? 'the header thread failed'));
+        if (m.header) {
+          if (m.leaves) this.leaves?.keep(p.request.batch.id, m.leaves);
+          p.resolve(m.header);
+        } else p.reject(new Error(m.error ?? 'the header thread failed'));
       });
       w.on('error', (err) => {
         this.logger.error({ err }, 'the batch header thread failed; computing headers inline');

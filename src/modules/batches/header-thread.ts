@@ -5,7 +5,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { HeaderPriority } from '../../config.js';
 import { createDatabase, type Database } from '../../db/pool.js';
 import { batchActionPages } from '../ebus/index.js';
-import { computeHeader, HeaderBuilder, type HeaderInput, type HeaderRequest } from './header.js';
+import {
+  computeHeader,
+  HeaderBuilder,
+  type ComputedHeader,
+  type HeaderInput,
+  type HeaderLeaves,
+  type HeaderRequest,
+} from './header.js';
 
 /**
  * Actions read per statement: a whole batch at the default size (one statement, as fewer
@@ -74,8 +81,11 @@ port.postMessage({ started: { tid, priority: lowerPriority(priority, tid) } });
 
 let database: Database | null = null;
 
-async function header(m: { input?: HeaderInput; request?: HeaderRequest }) {
-  if (m.input) return computeHeader(m.input);
+async function header(m: {
+  input?: HeaderInput;
+  request?: HeaderRequest;
+}): Promise<{ header: ComputedHeader; leaves?: HeaderLeaves }> {
+  if (m.input) return { header: await computeHeader(m.input) };
   if (!databaseUrl) throw new Error('the header thread has no database');
   database ??= createDatabase(databaseUrl, 1);
   // A page at a time: the thread never holds the whole batch (header.ts, HeaderBuilder).
@@ -83,7 +93,8 @@ async function header(m: { input?: HeaderInput; request?: HeaderRequest }) {
   for await (const page of batchActionPages(database.db, m.request!.batch.id, READ_PAGE)) {
     builder.add(page);
   }
-  return builder.build();
+  // The leaves go back with the header, for the transparency log (sealed-leaves.ts).
+  return builder.buildWithLeaves();
 }
 
 /** An error's message and its causes' (a failed query's names the database's reason). */
@@ -103,7 +114,7 @@ port.on(
       return;
     }
     header(m).then(
-      (h) => port.postMessage({ n: m.n, header: h }),
+      (h) => port.postMessage({ n: m.n, ...h }),
       (err: unknown) => port.postMessage({ n: m.n, error: describe(err) }),
     );
   },

@@ -64,6 +64,8 @@ const DIGEST_CHUNK = 64 * 1024;
  */
 export class HeaderBuilder {
   private readonly leaves: Buffer[] = [];
+  /** The actions' ids, in the leaves' order. */
+  private readonly ids: string[] = [];
   /** Object id → its `integrity_root` leaf as its last action so far left it, first-seen order. */
   private readonly objects = new Map<string, ObjectLeaf>();
   private readonly privateIds: string[] = [];
@@ -88,6 +90,7 @@ export class HeaderBuilder {
     }
     for (const a of sealPrivate(version, actions, this.saltKey)) {
       this.leaves.push(hashBytes(actionLeaf(a)));
+      this.ids.push(a.record.id);
       if (a.private === true) this.privateIds.push(a.record.id);
       if (a.record.object_id !== null) {
         this.objects.set(a.record.object_id, {
@@ -104,6 +107,20 @@ export class HeaderBuilder {
         this.text = '';
       }
     }
+  }
+
+  /** `build`, and the leaves the header's `actions_hash` was made of. */
+  buildWithLeaves(): { header: ComputedHeader; leaves: HeaderLeaves } {
+    const header = this.build();
+    return {
+      header,
+      // A buffer of their own: a view into Buffer's shared pool would post the whole pool.
+      leaves: {
+        actionsHash: header.actions_hash,
+        ids: this.ids,
+        data: new Uint8Array(Buffer.concat(this.leaves)),
+      },
+    };
   }
 
   /** The header of the actions added: the batch's, once every one of them was. */
@@ -139,6 +156,20 @@ export class HeaderBuilder {
       private_actions: this.privateIds,
     };
   }
+}
+
+/**
+ * A sealed batch's leaves as its header hashed them into `actions_hash`: the transparency
+ * log appends exactly these (docs/log.md), so the header's computation hands them on
+ * (sealed-leaves.ts) instead of the log reading the batch's actions again.
+ */
+export interface HeaderLeaves {
+  /** The `actions_hash` they make: whoever takes them checks it against the batch's. */
+  actionsHash: string;
+  /** The actions' ids, in order. */
+  ids: string[];
+  /** Their leaf data, 32 bytes each, in the same order. */
+  data: Uint8Array;
 }
 
 /** Actions added between two turns given to the event loop by {@link computeHeader}. */

@@ -10,6 +10,7 @@ import { contentBytes, headerOfRow } from './content.js';
 import { actionSalt, hashBytes, ipfsUrl, privateCommitment } from './formulas.js';
 import { privateActionRecord } from './private-actions.js';
 import * as repo from './repo/batches.js';
+import type { SealedLeaves } from './sealed-leaves.js';
 import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from './schema.js';
 
 const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
@@ -26,7 +27,17 @@ export class BatchExplorer {
     private readonly logger: Logger,
     /** The batch salt key's 32 bytes (repo/keys.ts). */
     private readonly saltKey: Buffer,
+    /** The leaves of the batches this process sealed, until the log takes them. */
+    private readonly sealed?: SealedLeaves,
   ) {}
+
+  /**
+   * A batch's leaves as this process's header computation handed them over, when it has them
+   * for that `actions_hash` (sealed-leaves.ts); null: read them with `logLeaves`.
+   */
+  handedLeaves(batchId: string, actionsHash: string): { id: string; leaf: Buffer }[] | null {
+    return this.sealed?.take(batchId, actionsHash) ?? null;
+  }
 
   /**
    * The data of a private action's `actions_hash` leaf in a batch of `version`: its salted

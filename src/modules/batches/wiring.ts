@@ -5,6 +5,7 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ApplyHooks, BatchSizeSource } from '../ebus/index.js';
 import { HeaderPool } from './header-pool.js';
+import { SealedLeaves } from './sealed-leaves.js';
 import { Ed25519Prover, rawPublicKey, type Prover } from './prover.js';
 import { recentAverageSize } from './repo/batches.js';
 import { batchJoin } from './repo/join.js';
@@ -61,7 +62,10 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   });
   const anchor =
     w.anchor !== undefined ? w.anchor : w.config.anchor ? createViemAnchor(w.config.anchor) : null;
+  // The leaves the header thread computes, kept for the log's append (sealed-leaves.ts).
+  const sealedLeaves = new SealedLeaves();
   const headers = new HeaderPool(w.logger, {
+    leaves: sealedLeaves,
     ...(w.databaseUrl ? { databaseUrl: w.databaseUrl } : {}),
     priority: w.config.batches.headerPriority,
   });
@@ -78,7 +82,7 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   return {
     hook: w.config.batches.enabled ? { writes: () => [], batchJoin } : { writes: () => [] },
     sizes: { recentAverageBatchSize: (window) => recentAverageSize(w.db, window) },
-    explorer: new BatchExplorer(w.db, w.logger, Buffer.from(saltKey, 'hex')),
+    explorer: new BatchExplorer(w.db, w.logger, Buffer.from(saltKey, 'hex'), sealedLeaves),
     sealer,
     publicKey: attestation.publicKey,
     close: async () => {

@@ -22,6 +22,11 @@ import { addCheckpoint, type WitnessConfig } from './witness.js';
 /** A sealed batch's leaves, in its `actions_hash` order: what the batches feature gives. */
 export interface LeafSource {
   logLeaves(batchId: string): Promise<{ id: string; leaf: Buffer }[]>;
+  /**
+   * The same leaves, when this process computed the batch's header and still holds what it
+   * hashed into that `actions_hash`; null when it does not (then `logLeaves`).
+   */
+  handedLeaves?(batchId: string, actionsHash: string): { id: string; leaf: Buffer }[] | null;
   /** An action of the caller's organization as its batch sealed it, with its salt. */
   privateAction(
     auth: AuthContext,
@@ -134,8 +139,10 @@ export class LogService {
     const last = await repo.latestCheckpoint(db);
     const b = await repo.batchAfter(db, last?.batch_sequence ?? 0);
     if (b === null || b.hash === null || b.actions_hash === null) return false;
-    const leaves = await this.deps.leaves.logLeaves(b.id);
-    if (hex(merkleRootOfData(leaves.map((l) => l.leaf))) !== b.actions_hash) {
+    // Handed over, they are what made this very actions_hash; read back, they are checked.
+    const handed = this.deps.leaves.handedLeaves?.(b.id, b.actions_hash) ?? null;
+    const leaves = handed ?? (await this.deps.leaves.logLeaves(b.id));
+    if (!handed && hex(merkleRootOfData(leaves.map((l) => l.leaf))) !== b.actions_hash) {
       // Never append what the batch's header did not commit to; an operator must look.
       this.deps.logger.error(
         { batch: b.id },
