@@ -490,7 +490,9 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     ebus: {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 1, 0, 1000),
       maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),
-      maxConcurrentGroups: int(env, 'EBUS_MAX_CONCURRENT_GROUPS', 4, 1, 64),
+      // One group statement at a time by default: fewer, larger groups cost PostgreSQL less
+      // per action than concurrent ones (docs/decisions.md, "one group in flight").
+      maxConcurrentGroups: int(env, 'EBUS_MAX_CONCURRENT_GROUPS', 1, 1, 64),
       recoveryThread: bool(env, 'EBUS_RECOVERY_THREAD', true),
     },
   };
