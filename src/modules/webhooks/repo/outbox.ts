@@ -51,6 +51,13 @@ export function handedRows(rows: SQL): SQL {
 }
 
 /**
+ * Between the events' texts in the statement's two text parameters: a character that JSON text
+ * as `JSON.stringify` writes it never holds (it writes every character below U+0020 inside a
+ * string as an escape), so splitting on it gives back each text whole.
+ */
+const EVENT_SEPARATOR = '\u0001';
+
+/**
  * The outbox rows of a group (docs/webhooks.md, "What is sent"): one delivery per applied action
  * per active webhook of its organization with a matching rule. Rules are ORed (EXISTS over them),
  * the fields of a rule ANDed, an empty list matches all; a webhook matching through two rules
@@ -61,6 +68,11 @@ export function handedRows(rows: SQL): SQL {
  * are written claimed by it (as claimDue would), for this process's worker to send at once,
  * and due only when that claim's lease ends.
  * `trace_parent` is the action's `tp` (NULL with tracing off): the trace its delivery continues.
+ *
+ * The actions' JSON texts (`ea`, `eo`) travel as two plain text parameters, joined by
+ * EVENT_SEPARATOR, not inside the JSON array of the rest: inside it each would be escaped as a
+ * JSON string by the service and taken apart character by character by PostgreSQL's JSON
+ * parser, which cost more than the rest of the row (docs/performance.md, "Wave 3, session 18").
  */
 export function outboxInsert(
   actions: readonly OutboxAction[],
@@ -73,16 +85,30 @@ export function outboxInsert(
   // the due index's range up to now then never holds the deliveries in flight, so a claim's
   // scan does not walk past them (releaseHanded makes a released one due at once).
   const nextAttempt = claim ? leasedUntil : sql`r.c`;
+  const rows = actions.map((x, i) => ({
+    i: i + 1,
+    a: x.a,
+    o: x.o,
+    t: x.t,
+    n: x.n,
+    w: x.w,
+    c: x.c,
+    ids: x.ids,
+    ...(x.tp ? { tp: x.tp } : {}),
+  }));
+  const ea = actions.map((x) => x.ea).join(EVENT_SEPARATOR);
+  const eo = actions.map((x) => x.eo).join(EVENT_SEPARATOR);
   return sql`
     INSERT INTO webhook_deliveries (id, organization_id, webhook_id, action_id, event, status,
       next_attempt_at, leased_until, claim_id, created_at, updated_at, trace_parent)
     SELECT r.ids ->> (m.n - 1)::int, r.o, m.webhook_id, r.a,
-      '{"action":' || r.ea || ',"batch_id":' || coalesce(to_json(l.batch_id)::text, 'null')
-        || '},"object":' || r.eo || '}',
+      '{"action":' || e.ea || ',"batch_id":' || coalesce(to_json(l.batch_id)::text, 'null')
+        || '},"object":' || e.eo || '}',
       'pending', ${nextAttempt}, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c, r.tp
-    FROM json_to_recordset(${JSON.stringify(actions)}::json)
-      AS r(a text, o text, t text, n text, w text, c timestamptz, ids json, ea text, eo text,
-        tp text)
+    FROM json_to_recordset(${JSON.stringify(rows)}::json)
+      AS r(i bigint, a text, o text, t text, n text, w text, c timestamptz, ids json, tp text)
+    JOIN unnest(string_to_array(${ea}::text, chr(1)), string_to_array(${eo}::text, chr(1)))
+      WITH ORDINALITY AS e(ea, eo, i) ON e.i = r.i
     JOIN logs l ON l.id = r.a
     CROSS JOIN LATERAL (
       SELECT wh.id AS webhook_id, row_number() OVER (ORDER BY wh.id) AS n
