@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '@ons/sdk';
-import { createSigner } from '../helpers/ebus.js';
+import { createSigner, signEoa } from '../helpers/ebus.js';
 import type { TestService } from '../helpers/service.js';
 import type { Receiver } from '../helpers/webhook-receiver.js';
 import { webhookSuite } from '../helpers/webhook-suite.js';
@@ -103,6 +103,52 @@ describe('a delivery', () => {
     // Nothing more is due.
     await deliver();
     expect(r.received).toHaveLength(1);
+  });
+
+  it('carries each action of one group with its own event, whatever characters its JSON escapes', async () => {
+    // The outbox statement receives the events' JSON texts joined by U+0001 (outbox.ts): text
+    // with quotes, backslashes, line breaks, U+0001 itself and characters beyond ASCII must
+    // come back whole, each delivery with its own action's event. One request of four
+    // wallets' mints: one group statement.
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const r = await receiver();
+    const hook = await createWebhook(svc, signer, r.url, [{ template_id: templateId }]);
+    const notes = [
+      '"quoted" \\ and \\"',
+      'line\nbreak\ttab \u0001 one',
+      'é 🎉 \u2028 done',
+      '{"a":1}',
+    ];
+    const wallets = [signer];
+    for (let i = 1; i < notes.length; i++)
+      wallets.push(await createSigner(svc, { orgId: signer.orgId }));
+    const actions = await Promise.all(
+      notes.map((note, i) =>
+        signEoa(svc, wallets[i]!, {
+          name: 'mint',
+          params: { template_id: templateId, custom: { note }, metadata: { name: note } },
+          nonce: 0,
+        }),
+      ),
+    );
+    const answer = await call(svc, signer, 'POST', '/ebus/actions/batch', { actions });
+    const applied = answer.results as { status: string; action: { id: string }; object: unknown }[];
+    expect(applied.map((x) => x.status)).toEqual(notes.map(() => 'applied'));
+    await deliver();
+    expect(r.received).toHaveLength(notes.length);
+    // Each delivery's record names the action its body carries.
+    const logged = new Map((await events(signer, hook.id)).map((e) => [e.id, e.action_id]));
+    const byAction = new Map(r.received.map((got) => [JSON.parse(got.body).event.action.id, got]));
+    for (const [action, got] of byAction) {
+      expect(logged.get(JSON.parse(got.body).id)).toBe(action);
+    }
+    for (const [i, x] of applied.entries()) {
+      const got = byAction.get(x.action.id)!;
+      const body = JSON.parse(got.body);
+      expect(body.event).toEqual({ action: x.action, object: x.object });
+      expect(body.event.object.custom).toEqual({ note: notes[i] });
+      expect(got.body).toBe(JSON.stringify(body));
+    }
   });
 
   it('follows the rules: ORed rules, ANDed fields, one delivery per webhook even when two rules match', async () => {
