@@ -406,7 +406,10 @@ async function main() {
     const prof = process.env.BENCH_CPU_PROF
       ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
       : [];
-    // The service runs as `npm start` runs it (package.json), unless BENCH_NODE_FLAGS says otherwise.
+    // The service runs with `npm start`'s node flags (package.json) unless BENCH_NODE_FLAGS says
+    // otherwise, from the sources through tsx (as `npm start` ran it before the build, so both
+    // sides of a bench:compare against an older ref start alike; the compiled dist/main.js
+    // measured no faster: docs/performance.md, session 18).
     const flags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=32')
       .split(' ')
       .filter(Boolean);
