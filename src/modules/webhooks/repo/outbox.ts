@@ -85,17 +85,7 @@ export function outboxInsert(
   // the due index's range up to now then never holds the deliveries in flight, so a claim's
   // scan does not walk past them (releaseHanded makes a released one due at once).
   const nextAttempt = claim ? leasedUntil : sql`r.c`;
-  const rows = actions.map((x, i) => ({
-    i: i + 1,
-    a: x.a,
-    o: x.o,
-    t: x.t,
-    n: x.n,
-    w: x.w,
-    c: x.c,
-    ids: x.ids,
-    ...(x.tp ? { tp: x.tp } : {}),
-  }));
+  const rows = actions.map(({ ea: _ea, eo: _eo, ...row }, i) => ({ ...row, i: i + 1 }));
   const ea = actions.map((x) => x.ea).join(EVENT_SEPARATOR);
   const eo = actions.map((x) => x.eo).join(EVENT_SEPARATOR);
   return sql`
@@ -107,7 +97,8 @@ export function outboxInsert(
       'pending', ${nextAttempt}, ${leasedUntil}, ${claim?.id ?? null}::text, r.c, r.c, r.tp
     FROM json_to_recordset(${JSON.stringify(rows)}::json)
       AS r(i bigint, a text, o text, t text, n text, w text, c timestamptz, ids json, tp text)
-    JOIN unnest(string_to_array(${ea}::text, chr(1)), string_to_array(${eo}::text, chr(1)))
+    JOIN unnest(string_to_array(${ea}::text, ${EVENT_SEPARATOR}::text),
+        string_to_array(${eo}::text, ${EVENT_SEPARATOR}::text))
       WITH ORDINALITY AS e(ea, eo, i) ON e.i = r.i
     JOIN logs l ON l.id = r.a
     CROSS JOIN LATERAL (
