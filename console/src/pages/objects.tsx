@@ -117,6 +117,9 @@ function Objects({ templates }: { templates: Map<string, TemplateInfo> }) {
   const [mine, setMine] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  // Keyed on the query alone: the wallet's address arriving later must not reload (and so
+  // briefly empty) the list when it does not filter it.
+  const owner = mine ? address : undefined;
   const list = usePaged(
     async (next) => {
       const page = await ons.GET('/objects', {
@@ -124,14 +127,14 @@ function Objects({ templates }: { templates: Map<string, TemplateInfo> }) {
           query: {
             limit: 20,
             order: 'desc',
-            ...(mine && address ? { owner: address } : {}),
+            ...(owner ? { owner } : {}),
             ...(next ? { next } : {}),
           },
         },
       });
       return { items: page.objects, next: page.next, has_more: page.has_more };
     },
-    [mine, address],
+    [owner],
   );
   return (
     <>
