@@ -148,7 +148,7 @@ async function main() {
   const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
   const sideA = prepareWorktree(sha);
   console.log(
-    `A = ${ref} (${sha.slice(0, 12)}), B = this checkout (${head.slice(0, 12)}${dirty ? ' + uncommitted changes' : ''}); phases ${phases}, ${ROUNDS} rounds, ABBA order, a CHECKPOINT before each run`,
+    `A = ${ref} (${sha.slice(0, 12)}), B = this checkout (${head.slice(0, 12)}${dirty ? ' + uncommitted changes' : ''}); phases ${phases}, ${ROUNDS} rounds, ABBA order, a CHECKPOINT before each run; both sides on Node ${process.versions.node} (the first node on PATH)`,
   );
   const logs = mkdtempSync(path.join(tmpdir(), 'ons-compare-logs-'));
   console.log(`each run's whole report: ${logs}/<round>-<side>.txt`);

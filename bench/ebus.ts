@@ -500,7 +500,7 @@ async function main() {
 
     const fmt = (n: number) => n.toLocaleString('en');
     console.log(
-      `machine: ${os.cpus().length} cores, load average before the phases ${load0}, after ${os.loadavg()[0]!.toFixed(2)}; synchronous_commit=${rows[0]?.synchronous_commit}`,
+      `machine: ${os.cpus().length} cores, load average before the phases ${load0}, after ${os.loadavg()[0]!.toFixed(2)}; synchronous_commit=${rows[0]?.synchronous_commit}; Node ${process.versions.node}`,
     );
     if (phases.includes('a')) {
       console.log(
