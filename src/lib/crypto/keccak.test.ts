@@ -19,4 +19,11 @@ describe('keccak256 (native)', () => {
       expect(keccak256(data).toString('hex')).toBe(Buffer.from(keccak_256(data)).toString('hex'));
     }
   });
+
+  it('hashes a view into a larger buffer as its bytes only, call after call', () => {
+    const whole = Buffer.from('0123456789abcdef', 'latin1');
+    const view = new Uint8Array(whole.buffer, whole.byteOffset + 4, 8);
+    const expected = Buffer.from(keccak_256(Buffer.from('456789ab', 'latin1'))).toString('hex');
+    for (let i = 0; i < 3; i++) expect(keccak256(view).toString('hex')).toBe(expected);
+  });
 });
