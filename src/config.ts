@@ -107,6 +107,10 @@ export interface Config {
     groupWaitMs: number;
     maxGroup: number;
     maxConcurrentGroups: number;
+    /** A group in flight longer than this (ms) stops holding others back (0: never). */
+    groupStallMs: number;
+    /** Most such stalled groups at once, beyond `maxConcurrentGroups`. */
+    maxStalledGroups: number;
     /** Recover EOA signers on a thread of their own (off the event loop). */
     recoveryThread: boolean;
   };
@@ -493,6 +497,11 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       // One group statement at a time by default: fewer, larger groups cost PostgreSQL less
       // per action than concurrent ones (docs/decisions.md, "one group in flight").
       maxConcurrentGroups: int(env, 'EBUS_MAX_CONCURRENT_GROUPS', 1, 1, 64),
+      // A group waiting that long is waiting for a lock, not for PostgreSQL's CPU: the next
+      // group may start beside it (docs/decisions.md, "A stalled group no longer holds the
+      // others back").
+      groupStallMs: int(env, 'EBUS_GROUP_STALL_MS', 100, 0, 60_000),
+      maxStalledGroups: int(env, 'EBUS_MAX_STALLED_GROUPS', 4, 0, 64),
       recoveryThread: bool(env, 'EBUS_RECOVERY_THREAD', true),
     },
   };

@@ -144,7 +144,7 @@ describe('/metrics, the group-commit queue', () => {
             ),
           ),
       },
-      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 2 },
+      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 2, stallMs: 0, maxStalled: 0 },
     );
     const registry = new Registry();
     registerEbusMetrics(registry, committer.stats, () => committer.depth);
@@ -160,6 +160,31 @@ describe('/metrics, the group-commit queue', () => {
     await Promise.all(done);
     expect(await read('ons_ebus_groups_in_flight')).toBe(0);
     expect(await read('ons_ebus_group_queue_actions')).toBe(0);
+  });
+
+  it('counts the groups that stalled', async () => {
+    const release: (() => void)[] = [];
+    const committer = new GroupCommitter(
+      {
+        apply: (items) =>
+          new Promise<ApplyOutcome[]>((resolve) =>
+            release.push(() =>
+              resolve(items.map(() => ({ ok: false }) as unknown as ApplyOutcome)),
+            ),
+          ),
+      },
+      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 1, stallMs: 20, maxStalled: 1 },
+    );
+    const registry = new Registry();
+    registerEbusMetrics(registry, committer.stats, () => committer.depth);
+    const read = async (name: string) => value(await registry.getSingleMetricAsString(name), name);
+    const done = ['w1', 'w2'].map((w) => committer.submit(action(w)));
+    await new Promise((r) => setTimeout(r, 80));
+    // w1's group stalled, so w2's started beside it; w2's cannot stall too (one slot).
+    expect(await read('ons_ebus_groups_stalled')).toBe(1);
+    expect(await read('ons_ebus_groups_in_flight')).toBe(2);
+    release.splice(0).forEach((r) => r());
+    await Promise.all(done);
   });
 });
 

@@ -63,7 +63,7 @@ describe('GroupCommitter', () => {
     const r = recorder(5);
     const c = new GroupCommitter(
       { apply: r.apply },
-      { maxWaitMs: 1, maxGroup: 4, maxConcurrent: 3 },
+      { maxWaitMs: 1, maxGroup: 4, maxConcurrent: 3, stallMs: 0, maxStalled: 0 },
     );
     const all: Promise<ApplyOutcome>[] = [];
     for (let n = 0; n < 6; n++) {
@@ -99,7 +99,7 @@ describe('GroupCommitter', () => {
           return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);
         },
       },
-      { maxWaitMs: 5, maxGroup: 10, maxConcurrent: 1 },
+      { maxWaitMs: 5, maxGroup: 10, maxConcurrent: 1, stallMs: 0, maxStalled: 0 },
     );
     const all = Array.from({ length: 35 }, (_, i) => c.submit(action(`w${i}`, 0)));
     await c.drain();
@@ -119,7 +119,7 @@ describe('GroupCommitter', () => {
           return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);
         },
       },
-      { maxWaitMs: 1, maxGroup: 100, maxConcurrent: 4 },
+      { maxWaitMs: 1, maxGroup: 100, maxConcurrent: 4, stallMs: 0, maxStalled: 0 },
     );
     const all = [c.submit(action('a', 0, undefined, 'org_1'))];
     await new Promise((r) => setTimeout(r, 20));
@@ -133,5 +133,86 @@ describe('GroupCommitter', () => {
     release();
     await Promise.all(all);
     expect(groups).toEqual([['a:0'], ['x:0'], ['b:0', 'c:0', 'd:0', 'e:0']]);
+  });
+
+  /** An applier whose groups each wait until released; `groups` lists what started. */
+  function held() {
+    const groups: string[][] = [];
+    const release = new Map<string, () => void>();
+    const apply = async (items: readonly VerifiedAction[]) => {
+      groups.push(items.map((i) => i.hash));
+      await new Promise<void>((r) => release.set(items[0]!.hash, r));
+      return items.map(() => ({ ok: false, error: new Error('x') }) as unknown as ApplyOutcome);
+    };
+    return { apply, groups, release: (hash: string) => release.get(hash)!() };
+  }
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it("lets other organizations' actions start beside a stalled group, never its own", async () => {
+    const h = held();
+    const c = new GroupCommitter(
+      { apply: h.apply },
+      { maxWaitMs: 0, maxGroup: 100, maxConcurrent: 1, stallMs: 100, maxStalled: 1 },
+    );
+    const all = [c.submit(action('a', 0, 'obj1', 'org_1'))];
+    await sleep(5);
+    all.push(c.submit(action('b', 0, undefined, 'org_1'))); // its organization is busy
+    all.push(c.submit(action('c', 0, 'obj1', 'org_3'))); // its object is busy
+    all.push(c.submit(action('x', 0, undefined, 'org_2')));
+    await sleep(15);
+    // Before the stall time, one group at a time, as maxConcurrent says.
+    expect(h.groups).toEqual([['a:0']]);
+    expect(c.stats.stalled).toBe(0);
+    await sleep(150);
+    // The first group stalled: the other organization's action went ahead, alone.
+    expect(h.groups).toEqual([['a:0'], ['x:0']]);
+    expect(c.stats.stalled).toBe(1);
+    expect(c.depth).toEqual({ queued: 2, running: 2 });
+    h.release('x:0');
+    h.release('a:0');
+    await sleep(5);
+    expect(h.groups).toEqual([['a:0'], ['x:0'], ['b:0', 'c:0']]);
+    h.release('b:0');
+    await Promise.all(all);
+    await c.drain();
+  });
+
+  it('lets at most maxStalled groups stall at once, and counts one again when a slot frees', async () => {
+    const h = held();
+    const c = new GroupCommitter(
+      { apply: h.apply },
+      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 1, stallMs: 20, maxStalled: 1 },
+    );
+    const all = ['p', 'q', 'r'].map((w) => c.submit(action(w, 0)));
+    await sleep(150);
+    // p stalled and q started; q stalled too, but the one stalled slot is p's: r waits.
+    expect(h.groups.map((g) => g.join())).toEqual(['p:0', 'q:0']);
+    expect(c.stats.stalled).toBe(1);
+    h.release('p:0');
+    await sleep(60);
+    // p's slot is free: q takes it when it looks again, and r starts.
+    expect(h.groups.map((g) => g.join())).toEqual(['p:0', 'q:0', 'r:0']);
+    expect(c.stats.stalled).toBe(2);
+    h.release('q:0');
+    h.release('r:0');
+    await Promise.all(all);
+    await c.drain();
+    expect(c.depth).toEqual({ queued: 0, running: 0 });
+  });
+
+  it('never stalls a group with stallMs 0', async () => {
+    const h = held();
+    const c = new GroupCommitter(
+      { apply: h.apply },
+      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 1, stallMs: 0, maxStalled: 4 },
+    );
+    const all = ['p', 'q'].map((w) => c.submit(action(w, 0)));
+    await sleep(60);
+    expect(h.groups.map((g) => g.join())).toEqual(['p:0']);
+    h.release('p:0');
+    await sleep(5);
+    h.release('q:0');
+    await Promise.all(all);
+    expect(c.stats.stalled).toBe(0);
   });
 });

@@ -8,8 +8,16 @@ export interface GroupCommitOptions {
   maxWaitMs: number;
   /** Most actions applied in one transaction. */
   maxGroup: number;
-  /** Most groups in flight at once. */
+  /** Most groups in flight at once, stalled groups not counted. */
   maxConcurrent: number;
+  /**
+   * A group still in flight after this long (ms) is stalled (waiting for a row lock that
+   * something else holds, most likely) and stops counting towards `maxConcurrent`, so other
+   * organizations' actions need not wait for it. 0: never.
+   */
+  stallMs: number;
+  /** Most stalled groups at once; beyond them a stalled group counts again. */
+  maxStalled: number;
 }
 
 /**
@@ -26,6 +34,12 @@ interface Entry {
   reject: (err: unknown) => void;
   /** The submitter's trace context, when tracing is on (src/lib/tracing.ts). */
   ctx: TraceContext | null;
+}
+
+/** A group in flight: whether it has stalled, and its stall timer while one is armed. */
+interface Flight {
+  stalled: boolean;
+  timer: NodeJS.Timeout | null;
 }
 
 /** The object an action touches (a mint makes a new one, so none). */
@@ -49,7 +63,13 @@ function remove(m: Map<string, number>, key: string) {
  * of fifty, not ten of five (apply-group.ts plans each organization's share on its own and
  * writes them together).
  *
- * Up to `maxConcurrent` groups run at once. Groups in flight never share a wallet, an object
+ * Up to `maxConcurrent` groups run at once, and beyond them up to `maxStalled` groups that have
+ * been in flight for more than `stallMs`: a group that waits for a row lock held by another
+ * transaction (a template's visibility switch, an operator's long transaction) must not hold
+ * back every other organization's actions until the lock is released (docs/decisions.md,
+ * "A stalled group no longer holds the others back"). Its own organization's actions, and
+ * those of its wallets and objects, still wait for it.
+ * Groups in flight never share a wallet, an object
  * or a paying organization: an action whose wallet, object or organization is busy waits for
  * the next group, and so does every later action of that wallet or object, so each wallet's
  * nonces and each object's history still apply in arrival order. So concurrent groups never
@@ -62,6 +82,8 @@ function remove(m: Map<string, number>, key: string) {
 export class GroupCommitter {
   private queue: Entry[] = [];
   private running = 0;
+  /** Groups in flight that outlasted `stallMs` and no longer count towards `maxConcurrent`. */
+  private stalled = 0;
   /** Wallets, objects and paying organizations that a group in flight touches. */
   private readonly busyWallets = new Map<string, number>();
   private readonly busyObjects = new Map<string, number>();
@@ -72,7 +94,7 @@ export class GroupCommitter {
    * For metrics and the benchmark: groups applied, actions in them, the summed time actions
    * waited in the queue and the summed time groups took to apply (ms).
    */
-  readonly stats = { groups: 0, actions: 0, waitMs: 0, applyMs: 0 };
+  readonly stats = { groups: 0, actions: 0, waitMs: 0, applyMs: 0, stalled: 0 };
 
   /** For metrics: actions waiting for a group, and groups being applied, now. */
   get depth(): { queued: number; running: number } {
@@ -103,8 +125,13 @@ export class GroupCommitter {
     return this.queue.length === 0 && this.running === 0 && !this.timer;
   }
 
+  /** Whether another group may start now. */
+  private room(): boolean {
+    return this.running - this.stalled < this.options.maxConcurrent;
+  }
+
   private schedule(): void {
-    if (this.running >= this.options.maxConcurrent) return; // a completion starts the next
+    if (!this.room()) return; // a completion (or a stall) starts the next
     if (this.queue.length >= this.options.maxGroup || this.options.maxWaitMs <= 0) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
@@ -150,7 +177,7 @@ export class GroupCommitter {
   }
 
   private run(): void {
-    while (this.running < this.options.maxConcurrent && this.queue.length > 0) {
+    while (this.room() && this.queue.length > 0) {
       const group = this.take();
       if (group.length === 0) break; // everything queued waits for a running group
       this.start(group);
@@ -169,6 +196,8 @@ export class GroupCommitter {
       if (object !== null) add(this.busyObjects, object);
     }
     const items = group.map((e) => e.item);
+    const flight: Flight = { stalled: false, timer: null };
+    this.watch(flight);
     const t = tracing();
     const applying = t
       ? t.group(
@@ -187,7 +216,9 @@ export class GroupCommitter {
         (err: unknown) => group.forEach((e) => e.reject(err)),
       )
       .finally(() => {
+        if (flight.timer) clearTimeout(flight.timer);
         this.running--;
+        if (flight.stalled) this.stalled--;
         for (const e of group) {
           remove(this.busyOrgs, e.item.payerOrgId);
           remove(this.busyWallets, e.item.walletId);
@@ -197,5 +228,27 @@ export class GroupCommitter {
         // Actions that queued meanwhile form the next group at once.
         this.run();
       });
+  }
+
+  /**
+   * Arms the stall timer of a group that just started. When it fires with a stalled slot
+   * free, the group stops counting towards `maxConcurrent` and queued actions may start a
+   * group; with every stalled slot taken, it looks again after another `stallMs`.
+   */
+  private watch(flight: Flight): void {
+    const { stallMs, maxStalled } = this.options;
+    if (stallMs <= 0 || maxStalled <= 0) return;
+    const check = () => {
+      if (this.stalled >= maxStalled) {
+        flight.timer = setTimeout(check, stallMs);
+        return;
+      }
+      flight.timer = null;
+      flight.stalled = true;
+      this.stalled++;
+      this.stats.stalled++;
+      this.run();
+    };
+    flight.timer = setTimeout(check, stallMs);
   }
 }

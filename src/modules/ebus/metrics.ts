@@ -34,6 +34,11 @@ export function registerEbusMetrics(
     () => stats.applyMs / 1000,
   );
   gauge(
+    'ons_ebus_groups_stalled',
+    'Groups that outlasted EBUS_GROUP_STALL_MS and let others start beside them, since start',
+    () => stats.stalled,
+  );
+  gauge(
     'ons_ebus_group_queue_actions',
     'Verified actions waiting for a group in this process now',
     () => depth().queued,

@@ -26,7 +26,8 @@ export interface EbusWiring {
   db: Db;
   /**
    * The database `db` opens: the optimistic group statements run as named prepared statements
-   * on connections of their own to it (`EBUS_MAX_CONCURRENT_GROUPS` + 1, each planning them
+   * on connections of their own to it (`EBUS_MAX_CONCURRENT_GROUPS` +
+   * `EBUS_MAX_STALLED_GROUPS` + 1, opened when first needed, each planning them
    * once: src/db/pool.ts, `genericPlans`).
    */
   databaseUrl: string;
@@ -51,9 +52,12 @@ export interface EbusWiring {
  */
 export function createEbus(w: EbusWiring): Ebus {
   const fees = new FeeService(w.config, w.clock, w.batchSizes ?? noBatchesYet);
-  const groupDatabase = createDatabase(w.databaseUrl, w.config.ebus.maxConcurrentGroups + 1, {
-    genericPlans: true,
-  });
+  const { ebus } = w.config;
+  const groupDatabase = createDatabase(
+    w.databaseUrl,
+    ebus.maxConcurrentGroups + ebus.maxStalledGroups + 1,
+    { genericPlans: true },
+  );
   const applier = new GroupApplier({
     db: w.db,
     prepared: preparedRows(groupDatabase.pool),
@@ -66,9 +70,11 @@ export function createEbus(w: EbusWiring): Ebus {
     ...(w.policies ? { policies: w.policies } : {}),
   });
   const committer = new GroupCommitter(applier, {
-    maxWaitMs: w.config.ebus.groupWaitMs,
-    maxGroup: w.config.ebus.maxGroup,
-    maxConcurrent: w.config.ebus.maxConcurrentGroups,
+    maxWaitMs: ebus.groupWaitMs,
+    maxGroup: ebus.maxGroup,
+    maxConcurrent: ebus.maxConcurrentGroups,
+    stallMs: ebus.groupStallMs,
+    maxStalled: ebus.maxStalledGroups,
   });
   const recoverPool = w.config.ebus.recoveryThread ? new RecoverPool() : null;
   const verifier = new SignatureVerifier(w.db, w.config.webauthn, recoverPool);
