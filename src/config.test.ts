@@ -145,6 +145,14 @@ describe('config', () => {
     );
   });
 
+  it("takes one of pino's levels for LOG_LEVEL and names the variable otherwise", () => {
+    expect(loadConfig({}).logLevel).toBe('info');
+    expect(loadConfig({ LOG_LEVEL: 'silent' }).logLevel).toBe('silent');
+    expect(() => loadConfig({ LOG_LEVEL: 'verbose' })).toThrow(
+      /LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"/,
+    );
+  });
+
   it('delivers webhooks in the API process unless WEBHOOK_DELIVERY is false', () => {
     expect(loadConfig({}).webhooks).toEqual({
       allowLoopback: false,

@@ -21,7 +21,7 @@ export interface Config {
   publicUrl: string;
   /** The built web console (console/dist) served at /console; see docs/console.md. */
   consoleDir: string;
-  logLevel: string;
+  logLevel: (typeof LOG_LEVELS)[number];
   bodyLimitBytes: number;
   /** Limits on how long a client may take (ms); see README. */
   http: {
@@ -154,6 +154,8 @@ export type Role = (typeof ROLES)[number];
  * nothing else wants), `low` (nice 10), `normal` (as the process).
  */
 export const HEADER_PRIORITIES = ['idle', 'low', 'normal'] as const;
+/** pino's levels (`LOG_LEVEL`). */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type HeaderPriority = (typeof HEADER_PRIORITIES)[number];
 
 class ConfigError extends Error {}
@@ -408,7 +410,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     pgBinDir: optional(env, 'PG_BIN_DIR'),
     publicUrl,
     consoleDir: path.resolve(str(env, 'CONSOLE_DIR', DEFAULT_CONSOLE_DIR)),
-    logLevel: str(env, 'LOG_LEVEL', 'info'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     http: {
       requestTimeoutMs,
