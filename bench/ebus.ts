@@ -126,14 +126,17 @@ async function committerTotals(port: number): Promise<Record<string, number>> {
   return out;
 }
 
-/** "mean group 18.2, queue wait 6.1 ms, group apply 8.0 ms" between two readings. */
+/**
+ * "mean group 18.2, queue wait 6.1 ms, group apply 8.0 ms, 0 stalled" between two readings
+ * (stalled: groups in flight past EBUS_GROUP_STALL_MS; 0 on code without the series).
+ */
 function describeGroups(from: Record<string, number>, to: Record<string, number>): string {
   const d = (k: string) => (to[k] ?? 0) - (from[k] ?? 0);
   const groups = Math.max(1, d('ons_ebus_groups'));
   const actions = Math.max(1, d('ons_ebus_group_actions'));
   const http = (d('http_sum') * 1000) / Math.max(1, d('http_count'));
   const elu = to.nodejs_eventloop_utilization ?? 0;
-  return `in the service ${http.toFixed(1)} ms per request, event loop ${(elu * 100).toFixed(0)} % busy; mean group ${(actions / groups).toFixed(1)}, queue wait ${((d('ons_ebus_group_wait_seconds') * 1000) / actions).toFixed(1)} ms, group apply ${((d('ons_ebus_group_apply_seconds') * 1000) / groups).toFixed(1)} ms`;
+  return `in the service ${http.toFixed(1)} ms per request, event loop ${(elu * 100).toFixed(0)} % busy; mean group ${(actions / groups).toFixed(1)}, queue wait ${((d('ons_ebus_group_wait_seconds') * 1000) / actions).toFixed(1)} ms, group apply ${((d('ons_ebus_group_apply_seconds') * 1000) / groups).toFixed(1)} ms, ${d('ons_ebus_groups_stalled')} stalled`;
 }
 
 /** BENCH_CLIENT=undici uses undici's Pool instead of the raw keep-alive client. */
