@@ -8,6 +8,7 @@ import {
   signEoa,
   type EoaSigner,
 } from '../helpers/ebus.js';
+import { connect, pidOf, started, waitsOrDone } from '../helpers/locks.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -21,15 +22,9 @@ let hold: pg.Client;
 /** Looks at pg_stat_activity. */
 let probe: pg.Client;
 
-async function connect(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: svc.config.databaseUrl! });
-  await c.connect();
-  return c;
-}
-
 beforeAll(async () => {
   svc = await startTestService();
-  [hold, probe] = await Promise.all([connect(), connect()]);
+  [hold, probe] = await Promise.all([connect(svc), connect(svc)]);
 });
 afterEach(async () => {
   await hold.query('ROLLBACK');
@@ -56,27 +51,6 @@ async function execute(
   });
 }
 
-/** A started request that says when it has settled. */
-function started<T>(p: Promise<T>): Promise<T> & { settled: boolean } {
-  const s = p.finally(() => (s.settled = true)) as Promise<T> & { settled: boolean };
-  s.settled = false;
-  return s;
-}
-
-/** Resolves once a backend waits for a lock `blocker` (a pid) holds. */
-async function waitsFor(blocker: number): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const { rows } = await probe.query(
-      `SELECT 1 FROM pg_stat_activity
-       WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))`,
-      [blocker],
-    );
-    if (rows.length > 0) return;
-    await sleep(10);
-  }
-  throw new Error('nothing waited for the held lock');
-}
-
 /** A funded owner of a new organization, with a template. */
 async function organization() {
   const owner = await createSigner(svc, { role: 'owner' });
@@ -100,12 +74,10 @@ describe('a group waiting for a row lock', () => {
     // Another transaction holds A's object row: A's transfer of it waits in its group.
     await hold.query('BEGIN');
     await hold.query('SELECT 1 FROM objects WHERE id = $1 FOR UPDATE', [objectId]);
-    const holder = (await hold.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!
-      .pid;
     const transfer = started(
       execute(a.owner, 'transfer', { object_id: objectId, to: `0x${'de'.repeat(20)}` }, 1),
     );
-    await waitsFor(holder);
+    expect(await waitsOrDone(probe, '.', transfer, await pidOf(hold))).not.toBeNull();
 
     // B's mint goes ahead once A's group has been in flight for the stall time, not when the
     // lock is released (it would wait for as long as the lock is held otherwise).

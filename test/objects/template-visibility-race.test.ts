@@ -11,6 +11,7 @@ import {
   type EoaSigner,
 } from '../helpers/ebus.js';
 import { insertObject } from '../helpers/objects.js';
+import { connect, pidOf, started, waitsOrDone } from '../helpers/locks.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
@@ -32,15 +33,9 @@ let probe: pg.Client;
 /** The advisory lock the test trigger on ledger_entries waits for while `hold` has it. */
 const PAUSE_KEY = 7_411_027_009;
 
-async function connect(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: svc.config.databaseUrl! });
-  await c.connect();
-  return c;
-}
-
 beforeAll(async () => {
   svc = await startTestService();
-  [hold, hold2, probe] = await Promise.all([connect(), connect(), connect()]);
+  [hold, hold2, probe] = await Promise.all([connect(svc), connect(svc), connect(svc)]);
   // Test-only: an action's fee row waits here while `hold` has PAUSE_KEY. The group
   // statement writes its fee rows last, once it has locked the organization row, so this
   // stops a group with every lock it takes held and its new objects written, not committed.
@@ -69,43 +64,6 @@ const GROUP = 'new_objects AS';
 /** Any statement of the switch (templates/repo.ts), none of the group statement. */
 const SWITCH =
   'FROM templates WHERE organization_id|UPDATE templates SET|template_switches|UPDATE objects SET is_public';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Resolves once a backend running a query that matches `pattern` waits for a lock held by
- * `blocker` (a pid; any holder when omitted), or once `done` has settled (the code under
- * test did not wait: the test goes on and the end state decides). Answers the waiting
- * backend's pid, or null when it did not wait.
- */
-async function waitsOrDone(
-  pattern: string,
-  done: { settled: boolean },
-  blocker?: number,
-): Promise<number | null> {
-  for (let i = 0; i < 1_000; i++) {
-    if (done.settled) return null;
-    const { rows } = await probe.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity
-       WHERE datname = current_database() AND query ~ $1
-         AND ${blocker === undefined ? 'cardinality(pg_blocking_pids(pid)) > 0' : '$2 = ANY(pg_blocking_pids(pid))'}`,
-      blocker === undefined ? [pattern] : [pattern, blocker],
-    );
-    if (rows.length > 0) return rows[0]!.pid;
-    await sleep(10);
-  }
-  throw new Error(`nothing running /${pattern}/ waited and nothing finished`);
-}
-
-/** A started request that says when it has settled. */
-function started<T>(p: Promise<T>): Promise<T> & { settled: boolean } {
-  const s = p.finally(() => (s.settled = true)) as Promise<T> & { settled: boolean };
-  s.settled = false;
-  return s;
-}
-
-const pidOf = async (c: pg.Client) =>
-  (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
 
 async function mint(signer: EoaSigner, templateId: string, nonce: number) {
   const body = await signEoa(svc, signer, {
@@ -161,7 +119,7 @@ describe('a template switched to private while a mint of it commits', () => {
     await hold.query('BEGIN');
     await hold.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [owner.walletId]);
     const minting = started(mint(owner, templateId, 1));
-    expect(await waitsOrDone(GROUP, minting, await pidOf(hold))).not.toBeNull();
+    expect(await waitsOrDone(probe, GROUP, minting, await pidOf(hold))).not.toBeNull();
 
     const switched = await setPublic(owner, templateId, false);
     expect(switched.statusCode, switched.body).toBe(200);
@@ -178,12 +136,12 @@ describe('a template switched to private while a mint of it commits', () => {
     const { owner, templateId } = await setup();
     await hold.query('SELECT pg_advisory_lock($1)', [PAUSE_KEY]);
     const minting = started(mint(owner, templateId, 1));
-    const group = await waitsOrDone(GROUP, minting, await pidOf(hold));
+    const group = await waitsOrDone(probe, GROUP, minting, await pidOf(hold));
     expect(group).not.toBeNull();
 
     // The switch waits for the group (for the organization row it holds).
     const switching = started(setPublic(owner, templateId, false));
-    expect(await waitsOrDone(SWITCH, switching, group!)).not.toBeNull();
+    expect(await waitsOrDone(probe, SWITCH, switching, group!)).not.toBeNull();
     await hold.query('SELECT pg_advisory_unlock($1)', [PAUSE_KEY]);
 
     const [minted, switched] = await Promise.all([minting, switching]);
@@ -199,9 +157,9 @@ describe('a template switched to private while a mint of it commits', () => {
     await hold.query('BEGIN');
     await hold.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [owner.orgId]);
     const switching = started(setPublic(owner, templateId, false));
-    expect(await waitsOrDone(SWITCH, switching, await pidOf(hold))).not.toBeNull();
+    expect(await waitsOrDone(probe, SWITCH, switching, await pidOf(hold))).not.toBeNull();
     const minting = started(mint(owner, templateId, 1));
-    expect(await waitsOrDone(GROUP, minting)).not.toBeNull();
+    expect(await waitsOrDone(probe, GROUP, minting)).not.toBeNull();
     await hold.query('ROLLBACK');
 
     const [minted, switched] = await Promise.all([minting, switching]);
@@ -217,7 +175,7 @@ describe('a template switched to private while a mint of it commits', () => {
     await hold.query('BEGIN');
     await hold.query('SELECT 1 FROM objects WHERE id = $1 FOR UPDATE', [firstId]);
     const switching = started(setPublic(owner, templateId, false));
-    expect(await waitsOrDone(SWITCH, switching, await pidOf(hold))).not.toBeNull();
+    expect(await waitsOrDone(probe, SWITCH, switching, await pidOf(hold))).not.toBeNull();
     const minted = await mint(owner, templateId, 1);
     expect(minted.statusCode, minted.body).toBe(200);
     await hold.query('ROLLBACK');
@@ -242,11 +200,11 @@ describe('a template switched to private while a mint of it commits', () => {
 
     await hold.query('SELECT pg_advisory_lock($1)', [PAUSE_KEY]);
     const minting = started(mint(outsider, templateId, 0));
-    const group = await waitsOrDone(GROUP, minting, await pidOf(hold));
+    const group = await waitsOrDone(probe, GROUP, minting, await pidOf(hold));
     expect(group).not.toBeNull();
     // The switch waits for the group (for the template row it share-locked).
     const switching = started(setPublic(owner, templateId, false));
-    expect(await waitsOrDone(SWITCH, switching, group!)).not.toBeNull();
+    expect(await waitsOrDone(probe, SWITCH, switching, group!)).not.toBeNull();
     await hold.query('SELECT pg_advisory_unlock($1)', [PAUSE_KEY]);
 
     const [minted, switched] = await Promise.all([minting, switching]);
@@ -261,7 +219,7 @@ describe('a template switched to private while a mint of it commits', () => {
     await hold.query('BEGIN');
     await hold.query('SELECT 1 FROM wallets WHERE id = $1 FOR UPDATE', [owner.walletId]);
     const minting = started(mint(owner, templateId, 1));
-    expect(await waitsOrDone(GROUP, minting, await pidOf(hold))).not.toBeNull();
+    expect(await waitsOrDone(probe, GROUP, minting, await pidOf(hold))).not.toBeNull();
     const switched = await setPublic(owner, templateId, true);
     expect(switched.statusCode, switched.body).toBe(200);
     await hold.query('ROLLBACK');
@@ -276,7 +234,7 @@ describe('a template switched to private while a mint of it commits', () => {
     await hold.query('BEGIN');
     await hold.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [owner.orgId]);
     const switching = started(setPublic(owner, templateId, false));
-    expect(await waitsOrDone(SWITCH, switching, await pidOf(hold))).not.toBeNull();
+    expect(await waitsOrDone(probe, SWITCH, switching, await pidOf(hold))).not.toBeNull();
     // An object of the template written after the switch's first copy, public, and locked
     // (as a group updating it and waiting for the organization row would hold it).
     const late = await insertObject(svc, { templateId });
@@ -286,7 +244,7 @@ describe('a template switched to private while a mint of it commits', () => {
     await hold.query('ROLLBACK');
     // The switch does not wait for that object while it holds the organization row; it
     // starts again and waits for it on its first copy, holding nothing a group needs.
-    expect(await waitsOrDone(SWITCH, switching, await pidOf(hold2))).not.toBeNull();
+    expect(await waitsOrDone(probe, SWITCH, switching, await pidOf(hold2))).not.toBeNull();
     // Meanwhile the organization row is free: the event bus of the organization goes on.
     await probe.query('BEGIN');
     await probe.query('SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/http/logger.js';
 import { tracing } from '../../src/lib/tracing.js';
-import { GroupCommitter } from '../../src/modules/ebus/group-commit.js';
+import { GroupCommitter, type GroupCommitOptions } from '../../src/modules/ebus/group-commit.js';
 import { registerEbusMetrics } from '../../src/modules/ebus/metrics.js';
 import type { ApplyOutcome, VerifiedAction } from '../../src/modules/ebus/types.js';
 import { createWorkerService } from '../../src/worker-service.js';
@@ -133,22 +133,27 @@ describe('/metrics, the group-commit queue', () => {
     };
   }
 
-  it('shows the actions waiting for a group and the groups in flight', async () => {
+  /**
+   * A committer whose groups each wait until their function in `release` is called, and
+   * `read`, which answers a series of its metrics.
+   */
+  function metered(options: Omit<GroupCommitOptions, 'maxWaitMs' | 'maxGroup'>) {
     const release: (() => void)[] = [];
-    const committer = new GroupCommitter(
-      {
-        apply: (items) =>
-          new Promise<ApplyOutcome[]>((resolve) =>
-            release.push(() =>
-              resolve(items.map(() => ({ ok: false }) as unknown as ApplyOutcome)),
-            ),
-          ),
-      },
-      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 2, stallMs: 0, maxStalled: 0 },
-    );
+    const applier = {
+      apply: (items: readonly VerifiedAction[]) =>
+        new Promise<ApplyOutcome[]>((resolve) =>
+          release.push(() => resolve(items.map(() => ({ ok: false }) as unknown as ApplyOutcome))),
+        ),
+    };
+    const committer = new GroupCommitter(applier, { maxWaitMs: 0, maxGroup: 1, ...options });
     const registry = new Registry();
     registerEbusMetrics(registry, committer.stats, () => committer.depth);
     const read = async (name: string) => value(await registry.getSingleMetricAsString(name), name);
+    return { release, committer, read };
+  }
+
+  it('shows the actions waiting for a group and the groups in flight', async () => {
+    const { release, committer, read } = metered({ maxConcurrent: 2, stallMs: 0, maxStalled: 0 });
     const done = ['w1', 'w2', 'w3', 'w4', 'w5'].map((w) => committer.submit(action(w)));
     await new Promise((r) => setImmediate(r));
     expect(await read('ons_ebus_groups_in_flight')).toBe(2);
@@ -163,21 +168,7 @@ describe('/metrics, the group-commit queue', () => {
   });
 
   it('counts the groups that stalled', async () => {
-    const release: (() => void)[] = [];
-    const committer = new GroupCommitter(
-      {
-        apply: (items) =>
-          new Promise<ApplyOutcome[]>((resolve) =>
-            release.push(() =>
-              resolve(items.map(() => ({ ok: false }) as unknown as ApplyOutcome)),
-            ),
-          ),
-      },
-      { maxWaitMs: 0, maxGroup: 1, maxConcurrent: 1, stallMs: 20, maxStalled: 1 },
-    );
-    const registry = new Registry();
-    registerEbusMetrics(registry, committer.stats, () => committer.depth);
-    const read = async (name: string) => value(await registry.getSingleMetricAsString(name), name);
+    const { release, committer, read } = metered({ maxConcurrent: 1, stallMs: 20, maxStalled: 1 });
     const done = ['w1', 'w2'].map((w) => committer.submit(action(w)));
     await new Promise((r) => setTimeout(r, 80));
     // w1's group stalled, so w2's started beside it; w2's cannot stall too (one slot).
