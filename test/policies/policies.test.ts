@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Permission } from '../../src/lib/permissions.js';
+import { permissionsOfRole, type Permission } from '../../src/lib/permissions.js';
 import { newId } from '../../src/lib/ids.js';
 import { createApiKey } from '../helpers/api-keys.js';
 import { createMember } from '../helpers/fixtures.js';
@@ -305,6 +305,28 @@ describe('a policy is a grant: bounded by the caller', () => {
     const lift = await call('DELETE', `/policies/${onAdmin.id}`, admin.headers);
     expect(lift.statusCode, lift.body).toBe(403);
     expect(lift.json().message).toMatch(/binds you/);
+    // Nor through a key it made with everything its role holds: the key acts for its wallet.
+    const own = await createApiKey(svc, admin, [...permissionsOfRole('admin')]);
+    const tries = [
+      call('DELETE', `/policies/${onAdmin.id}`, own.headers),
+      call('PUT', `/policies/${onAdmin.id}`, own.headers, {
+        name: 'staff',
+        period: 'hour',
+        max_actions: 1e6,
+      }),
+      call('POST', '/policies', own.headers, body(admin.walletId)),
+    ];
+    for (const res of await Promise.all(tries)) {
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json().message).toMatch(/binds you/);
+    }
+    // The same key may limit a member's wallet, as its creator may.
+    expect((await call('POST', '/policies', own.headers, body(member.walletId))).statusCode).toBe(
+      200,
+    );
+    expect((await call('GET', `/policies/${onAdmin.id}`, w.owner.headers)).json()).toMatchObject({
+      max_actions: 100,
+    });
   });
 
   it('a key limits only keys within its own permissions, and never lifts its own policy', async () => {

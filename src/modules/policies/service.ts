@@ -153,7 +153,9 @@ export class PolicyService {
     if (targetType === 'wallet') {
       const role = await activeRoleOf(tx, orgId, targetId!);
       if (role === null || !isRole(role)) throw notFound('member wallet');
-      if (auth.kind === 'user' && auth.walletId === targetId && auth.role !== 'owner') {
+      // Its own wallet: in person, or through a key it made (a key acts for its creator's
+      // wallet, whose policy binds the actions it signs). Only an owner, in person, may.
+      if (auth.walletId === targetId && !(auth.kind === 'user' && auth.role === 'owner')) {
         throw forbidden('a policy that binds you is changed by someone else');
       }
       granted = { role };
