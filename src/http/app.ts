@@ -60,6 +60,8 @@ export interface RouteEntry {
   permission: RoutePermission | null;
   /** Present on the routes that give power (src/lib/grants.ts, GRANT_SITES). */
   grants?: GrantSite;
+  /** Present on the routes that take an `Idempotency-Key` (src/http/idempotency/). */
+  idempotent?: true;
 }
 
 const routeTables = new WeakMap<object, RouteOptions[]>();
@@ -81,6 +83,7 @@ export function routeTableOf(app: App): RouteEntry[] {
           auth: r.config?.auth ?? 'either',
           permission: r.config?.permission ?? null,
           ...(r.config?.grants ? { grants: r.config.grants } : {}),
+          ...(r.config?.idempotent ? { idempotent: true as const } : {}),
         })),
     );
 }

@@ -20,6 +20,7 @@ describe('the route table', () => {
       auth: 'bearer',
       permission: 'api-keys.create',
       grants: 'api-key',
+      idempotent: true,
     });
     expect(routes).toContainEqual({
       method: 'GET',

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import { Code } from '../../lib/errors.js';
+import type { AuthContext } from '../../lib/permissions.js';
 import {
   checkKey,
   MAX_KEY_LENGTH,
@@ -94,6 +95,18 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
 }
 
 /**
+ * Where a caller's keys live: its organization and its credential — a person's wallet (all
+ * its sessions) or the API key. Another credential of the same organization never gets this
+ * one's answer: a replay skips the route's service, and with it every check the service makes
+ * of the caller (a grant's ceiling, a role's rules), so a colleague holding less must run
+ * its own request (docs/decisions.md, "Idempotency keys belong to a credential").
+ */
+export function scopeOf(auth: AuthContext): string {
+  const who = auth.apiKeyId ? `key:${auth.apiKeyId}` : `wallet:${auth.walletId}`;
+  return auth.orgId ? `org:${auth.orgId}/${who}` : who;
+}
+
+/**
  * `Idempotency-Key` on the routes that declare `config.idempotent`, as hooks of those routes
  * alone (a route without the flag, like execute, runs none of them). After auth and
  * validation (preHandler) the key is checked and taken, or the first answer is replayed; the
@@ -108,7 +121,7 @@ export function registerIdempotency(app: App, keys: IdempotencyService): void {
     checkKey(key);
     const auth = req.auth;
     const id: KeyId = {
-      scope: auth.orgId ? `org:${auth.orgId}` : `wallet:${auth.walletId}`,
+      scope: scopeOf(auth),
       route: `${req.method} ${req.routeOptions.url ?? ''}`,
       key,
     };

@@ -25,7 +25,7 @@ export function registerOrganizationRoutes(app: App, svc: OrganizationService) {
   app.get(
     '/organizations',
     {
-      config: { permission: 'authenticated', idempotent: true },
+      config: { permission: 'authenticated' },
       schema: {
         tags,
         summary: 'ListOrganizations: the organizations the caller belongs to',
