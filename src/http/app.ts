@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv, type Options as AjvOptions } from 'ajv';
+import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type pg from 'pg';
 import type { Logger as PinoLogger } from 'pino';
@@ -94,6 +94,41 @@ const MAX_PARAM_LENGTH = 1024;
 // ajv-formats is CommonJS; under NodeNext its plugin is the namespace's `default`.
 const addFormats = addFormatsModule.default;
 
+/**
+ * A query, path or header validator that also refuses a number coerced to ±Infinity: Ajv turns
+ * the text `1e309` into Infinity and then skips `minimum` and `maximum` (they test only finite
+ * numbers), so an "integer from 1 to 100" would reach the database as Infinity. Top-level
+ * values and the items of top-level arrays are what coercion makes of text.
+ */
+function finiteOnly(check: ValidateFunction) {
+  const infinite = (v: unknown) => typeof v === 'number' && !Number.isFinite(v);
+  const validate = (data: unknown): boolean => {
+    if (!check(data)) {
+      validate.errors = check.errors;
+      return false;
+    }
+    if (data === null || typeof data !== 'object') return true;
+    for (const [name, value] of Object.entries(data)) {
+      if (infinite(value) || (Array.isArray(value) && value.some(infinite))) {
+        validate.errors = [
+          {
+            instancePath: `/${name}`,
+            schemaPath: '',
+            keyword: 'type',
+            params: {},
+            message: 'must be a finite number',
+          },
+        ];
+        return false;
+      }
+    }
+    validate.errors = null;
+    return true;
+  };
+  validate.errors = null as ErrorObject[] | null | undefined;
+  return validate;
+}
+
 function makeAjv(options: AjvOptions): Ajv {
   const ajv = new Ajv({
     useDefaults: true,
@@ -146,7 +181,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const bodyAjv = makeAjv({ coerceTypes: false });
   const textAjv = makeAjv({ coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema),
+    httpPart === 'body' ? bodyAjv.compile(schema) : finiteOnly(textAjv.compile(schema)),
   );
 
   // Hooks that never wait take the callback form: no promise and no extra turn per request.

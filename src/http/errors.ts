@@ -110,6 +110,34 @@ function fromFastify(err: FastifyError): AppError | null {
   return null;
 }
 
+/**
+ * A client error with a status and no code: http-errors, as the static files' sender
+ * (@fastify/send, for /console and /docs) throws for a range it cannot serve (416) or a
+ * condition that does not hold (If-Match, If-Unmodified-Since: 412).
+ */
+function fromHttpError(status: number | undefined): AppError | null {
+  if (status === 412) {
+    return new AppError(
+      Code.FAILED_PRECONDITION,
+      'a precondition of the request does not hold',
+      undefined,
+      412,
+    );
+  }
+  if (status === 416) {
+    return new AppError(
+      Code.INVALID_ARGUMENT,
+      'the requested range cannot be served',
+      undefined,
+      416,
+    );
+  }
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new AppError(Code.INVALID_ARGUMENT, 'bad request', undefined, status);
+  }
+  return null;
+}
+
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
@@ -118,6 +146,7 @@ export function toAppError(err: unknown): AppError | null {
   if (fe?.statusCode === undefined && isDatabaseUnavailable(err)) return unavailable();
   if (fe && typeof fe === 'object' && typeof fe.code === 'string') return fromFastify(fe);
   if (err instanceof SyntaxError) return new AppError(Code.INVALID_ARGUMENT, 'malformed request');
+  if (fe && typeof fe === 'object') return fromHttpError(fe.statusCode);
   return null;
 }
 

@@ -57,7 +57,11 @@ function challengeOf(credential: { response: { clientDataJSON: string } }): stri
     ) as {
       challenge?: unknown;
     };
-    if (typeof data.challenge === 'string' && data.challenge.length <= 512) return data.challenge;
+    // The challenges this service issues are base64url: anything else (a NUL, which
+    // PostgreSQL's text refuses, included) is no challenge of ours.
+    if (typeof data.challenge === 'string' && /^[A-Za-z0-9_-]{1,512}$/.test(data.challenge)) {
+      return data.challenge;
+    }
   } catch {
     // fall through
   }

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import multipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { beginAfterBody } from '../../http/idempotency/hook.js';
-import { invalid } from '../../lib/errors.js';
+import { AppError, invalid } from '../../lib/errors.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { StorageService } from './service.js';
 
@@ -40,25 +41,7 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
       async (req, reply) => {
         const auth = authOf(req);
         if (!req.isMultipart()) throw invalid('send the file as multipart/form-data');
-        let file: { filename: string; bytes: Buffer } | null = null;
-        let isPublic = false;
-        for await (const part of req.parts()) {
-          if (part.type === 'file') {
-            if (part.fieldname !== 'file' || file) {
-              throw invalid('send one file in the field `file`', [
-                { field: part.fieldname, reason: 'unexpected file' },
-              ]);
-            }
-            file = { filename: part.filename, bytes: await part.toBuffer() };
-          } else if (part.fieldname === 'is_public') {
-            if (part.value !== 'true' && part.value !== 'false') {
-              throw invalid('is_public must be true or false', [
-                { field: 'is_public', reason: 'must be true or false' },
-              ]);
-            }
-            isPublic = part.value === 'true';
-          }
-        }
+        const { file, isPublic } = await readForm(req);
         if (!file)
           throw invalid('the field `file` is required', [{ field: 'file', reason: 'is required' }]);
         const replayed = await beginAfterBody(req, reply, uploadFingerprint(file, isPublic));
@@ -102,4 +85,41 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
       },
     );
   });
+}
+
+/**
+ * The upload's file and `is_public`, read from its multipart body. A body that is not
+ * well-formed multipart (no boundary, cut off) is 400: the parser throws plain errors.
+ */
+async function readForm(
+  req: FastifyRequest,
+): Promise<{ file: { filename: string; bytes: Buffer } | null; isPublic: boolean }> {
+  let file: { filename: string; bytes: Buffer } | null = null;
+  let isPublic = false;
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || file) {
+          throw invalid('send one file in the field `file`', [
+            { field: part.fieldname, reason: 'unexpected file' },
+          ]);
+        }
+        file = { filename: part.filename, bytes: await part.toBuffer() };
+      } else if (part.fieldname === 'is_public') {
+        if (part.value !== 'true' && part.value !== 'false') {
+          throw invalid('is_public must be true or false', [
+            { field: 'is_public', reason: 'must be true or false' },
+          ]);
+        }
+        isPublic = part.value === 'true';
+      }
+    }
+  } catch (err) {
+    const e = err as { code?: unknown; statusCode?: unknown };
+    if (err instanceof AppError || e.code !== undefined || e.statusCode !== undefined) throw err;
+    throw invalid('the multipart body is malformed', [
+      { field: 'body', reason: err instanceof Error ? err.message : 'malformed' },
+    ]);
+  }
+  return { file, isPublic };
 }
