@@ -2708,10 +2708,7 @@ export interface paths {
           /** @description owner | admin | member | viewer (docs/permissions.md) */
           role_name?: 'owner' | 'admin' | 'member' | 'viewer';
         };
-        header?: {
-          /** @description Idempotency-Key: a retry with the same key and the same request within 24 hours is answered with the first answer (Idempotent-Replayed: true); docs/api.md */
-          'idempotency-key'?: string;
-        };
+        header?: never;
         path?: never;
         cookie?: never;
       };
