@@ -207,6 +207,7 @@ function ruleStep(run: PlanRun, item: VerifiedAction): Ruled | AppError {
     name: item.action.name,
     params: item.action.params,
     signerAddress: item.walletAddress,
+    actingOrgId: orgId,
     signerRoleInTemplateOrg: role,
     object,
     template,

@@ -112,6 +112,8 @@ function replayStep(
     name: log.name as ActionName,
     params: log.params,
     signerAddress: log.wallet,
+    // The rights were checked when it was applied (who could see the object included).
+    actingOrgId: current.organization_id,
     signerRoleInTemplateOrg: 'owner',
     object,
     // The rights were checked when it was applied: the template's action list may have changed.

@@ -16,8 +16,11 @@ import { refuse, type RuleInput, type RuleResult } from './types.js';
 export function mint(input: RuleInput): RuleResult {
   const p = input.params as MintParams;
   const t = input.template;
-  if (!t) return refuse(notFound(`template ${p.template_id}`));
   const role = input.signerRoleInTemplateOrg;
+  // Another organization's private template is not there for a signer who is no member of it.
+  if (!t || (!t.is_public && t.organization_id !== input.actingOrgId && !role)) {
+    return refuse(notFound(`template ${p.template_id}`));
+  }
   if (!role || !permissionsOfRole(role).has('objects.create')) {
     return refuse(
       forbidden("the signer must be a member of the template's organization with objects.create"),

@@ -23,8 +23,17 @@ export const ownerOnly: MayAct = (object, input) => {
 };
 
 /**
+ * A private object is not there for a signer outside its organization who does not own it:
+ * the same 404 as a missing object, so no refusal tells its existence, its state (redeemed,
+ * dropped, its template's actions) or, through a pickup, its data.
+ */
+const hiddenFrom = (o: ObjectState, input: RuleInput): boolean =>
+  !o.is_public && o.organization_id !== input.actingOrgId && o.owner !== input.signerAddress;
+
+/**
  * The rule of an action on an existing object (every action but mint). The object and its
- * template must exist (404 code 5), the object must not be redeemed and the template must
+ * template must exist, and a private object be the signer's organization's or its own (404
+ * code 5), the object must not be redeemed and the template must
  * list the action (403 code 7); then `may` says whether the signer may act and `change`
  * what the action does. The result has `nonce` and `version` advanced by one and new hashes
  * chained to the object's integrity hash.
@@ -33,7 +42,7 @@ export function objectAction(may: MayAct, change: Change): ActionRule {
   return (input) => {
     const { object: o, template } = input;
     const id = objectIdOf(input);
-    if (!o || !template) return refuse(notFound(`object ${id}`));
+    if (!o || !template || hiddenFrom(o, input)) return refuse(notFound(`object ${id}`));
     if (o.is_redeemed)
       return refuse(forbidden(`object ${id} is redeemed; it accepts no more actions`));
     if (!template.actions.includes(input.name)) {

@@ -16,6 +16,11 @@ export interface RuleInput {
   name: ActionName;
   params: Record<string, unknown>;
   signerAddress: string;
+  /**
+   * The organization the signer acts in (the one that pays): a private object or template of
+   * another organization is not there for it (docs/ebus.md, "Refusals").
+   */
+  actingOrgId: string;
   /** The signer's role in the template's organization (mint); null when not a member. */
   signerRoleInTemplateOrg: Role | null;
   /** The object as it stands (after earlier actions of the same group); null for mint. */
