@@ -123,19 +123,9 @@ describe('Idempotency-Key belongs to one credential', () => {
       name: `ops-${unique()}`,
       permissions: crudOf(['organizations.delete', 'members.update']),
     };
-    const first = await svc.app.inject({
-      method: 'POST',
-      url: '/api-keys',
-      headers: { ...owner.headers, ...key },
-      payload,
-    });
+    const first = await send('POST /api-keys', { payload }, { ...owner.headers, ...key });
     expect(first.statusCode, first.body).toBe(200);
-    const replayed = await svc.app.inject({
-      method: 'POST',
-      url: '/api-keys',
-      headers: { ...admin.headers, ...key },
-      payload,
-    });
+    const replayed = await send('POST /api-keys', { payload }, { ...admin.headers, ...key });
     expect(replayed.statusCode, replayed.body).toBe(403);
     expect(replayed.body).not.toContain(first.json<{ secret: string }>().secret);
   });
