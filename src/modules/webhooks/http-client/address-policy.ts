@@ -50,6 +50,12 @@ function rangeName(range: string): string {
 }
 
 /**
+ * How long saving a webhook waits for its host's addresses: a name whose resolver does not
+ * answer would otherwise hold the request for as long as the system resolver retries.
+ */
+export const RESOLVE_TIMEOUT_MS = 5_000;
+
+/**
  * Null when every address of `hostname` may be reached, else a reason naming the first
  * address refused. An IP literal is checked as it is; a name is resolved with `resolve`.
  */
@@ -57,18 +63,26 @@ export async function refusedHost(
   hostname: string,
   policy: AddressPolicy,
   resolve: HostResolver,
+  timeoutMs = RESOLVE_TIMEOUT_MS,
 ): Promise<string | null> {
   const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   if (ipaddr.isValid(bare)) {
     const why = refusedAddress(bare, policy);
     return why ? `${bare} is ${why}` : null;
   }
-  let addresses: string[];
+  let addresses: string[] | null;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    addresses = await resolve(bare);
+    addresses = await Promise.race([
+      resolve(bare),
+      new Promise<null>((r) => (timer = setTimeout(() => r(null), timeoutMs))),
+    ]);
   } catch {
     return `${bare} does not resolve`;
+  } finally {
+    clearTimeout(timer);
   }
+  if (addresses === null) return `${bare} does not resolve within ${timeoutMs / 1000} s`;
   if (addresses.length === 0) return `${bare} does not resolve`;
   for (const a of addresses) {
     const why = refusedAddress(a, policy);

@@ -20,6 +20,15 @@ const closed = { allowLoopback: false };
 const open = { allowLoopback: true };
 
 describe('refusedUrl', () => {
+  it('refuses a name whose resolver does not answer in time', async () => {
+    const silent: HostResolver = () => new Promise(() => {});
+    const started = performance.now();
+    expect(await refusedUrl('https://slow.example/hook', closed, silent, 50)).toBe(
+      'slow.example does not resolve within 0.05 s',
+    );
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
   it('accepts a name whose every address is public', async () => {
     expect(await refusedUrl('https://public.example/hook', closed, resolve)).toBeNull();
   });

@@ -21,6 +21,7 @@ export async function refusedUrl(
   raw: string,
   policy: AddressPolicy,
   resolve: HostResolver,
+  resolveTimeoutMs?: number,
 ): Promise<string | null> {
   if (raw.length > MAX_URL_LENGTH) return `is longer than ${MAX_URL_LENGTH} characters`;
   let url: URL;
@@ -38,5 +39,5 @@ export async function refusedUrl(
   if (isIpv4 && (written === null || !DOTTED_QUAD.test(written) || written !== host)) {
     return `host "${written ?? host}" is an IPv4 address not written as a plain dotted quad`;
   }
-  return refusedHost(host, policy, resolve);
+  return refusedHost(host, policy, resolve, resolveTimeoutMs);
 }
