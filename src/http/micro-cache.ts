@@ -1,17 +1,35 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TtlCache } from '../lib/ttl-cache.js';
 
+/** What the cache holds at most, in characters of serialised answers (~2 bytes each). */
+export const MICRO_CACHE_BUDGET_CHARS = 16 * 1024 * 1024;
+
 /**
  * A short-lived cache of serialised answers for anonymous, public reads (the public object
  * list): identical requests within `ttlMs` get the same bytes without touching the
  * database. Keyed by the full URL, so every filter and cursor is its own entry. `ttlMs` 0
  * turns it off.
+ *
+ * Bounded in entries and in size: the characters kept since the cache was last emptied are
+ * counted, and a set that would pass `budgetChars` empties it first (its entries live a
+ * second or so, so little is lost); an answer larger than a tenth of the budget is not kept.
+ * So many different large pages (`include_faces=true`) cannot pile up.
  */
 export class MicroCache {
   private readonly cache: TtlCache<string, string> | null;
+  private chars = 0;
 
-  constructor(ttlMs: number, maxEntries = 2_000) {
+  constructor(
+    ttlMs: number,
+    maxEntries = 2_000,
+    private readonly budgetChars = MICRO_CACHE_BUDGET_CHARS,
+  ) {
     this.cache = ttlMs > 0 ? new TtlCache<string, string>(ttlMs, maxEntries) : null;
+  }
+
+  /** Characters counted since the cache was last emptied: at least what it holds. */
+  get size(): number {
+    return this.chars;
   }
 
   /** Answers from the cache, or computes, serialises with the route's schema, and keeps it. */
@@ -24,7 +42,17 @@ export class MicroCache {
     const hit = this.cache?.get(req.url);
     if (hit !== undefined) return hit;
     const body = reply.serialize(await compute()) as string;
-    this.cache?.set(req.url, body);
+    this.keep(req.url, body);
     return body;
+  }
+
+  private keep(url: string, body: string): void {
+    if (!this.cache || body.length > this.budgetChars / 10) return;
+    if (this.chars + body.length > this.budgetChars) {
+      this.cache.clear();
+      this.chars = 0;
+    }
+    this.cache.set(url, body);
+    this.chars += body.length;
   }
 }
