@@ -153,6 +153,14 @@ describe('config', () => {
     );
   });
 
+  it('uses WEBAUTHN_RP_ID lowercased, as browsers hash it', () => {
+    const c = loadConfig({
+      WEBAUTHN_RP_ID: 'Example.COM',
+      WEBAUTHN_ORIGINS: 'https://app.example.com',
+    });
+    expect(c.webauthn.rpId).toBe('example.com');
+  });
+
   it('delivers webhooks in the API process unless WEBHOOK_DELIVERY is false', () => {
     expect(loadConfig({}).webhooks).toEqual({
       allowLoopback: false,

@@ -440,7 +440,8 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
     workers,
     webauthn: {
-      rpId: str(env, 'WEBAUTHN_RP_ID', 'localhost'),
+      // A domain: browsers hash it lowercased, so "Example.com" must be used as example.com.
+      rpId: str(env, 'WEBAUTHN_RP_ID', 'localhost').toLowerCase(),
       rpName: str(env, 'WEBAUTHN_RP_NAME', 'Object Network Service'),
       origins: webauthnOrigins(env, port),
     },
