@@ -98,9 +98,12 @@ const addFormats = addFormatsModule.default;
  * A query, path or header validator that also refuses a number coerced to ±Infinity: Ajv turns
  * the text `1e309` into Infinity and then skips `minimum` and `maximum` (they test only finite
  * numbers), so an "integer from 1 to 100" would reach the database as Infinity. Top-level
- * values and the items of top-level arrays are what coercion makes of text.
+ * values and the items of top-level arrays are what coercion makes of text. Only schemas
+ * that declare a number are wrapped, so most routes' parameters pay nothing for it.
  */
-function finiteOnly(check: ValidateFunction) {
+function finiteOnly(check: ValidateFunction, schema: unknown) {
+  // A schema without numbers coerces none: its validator stays as Ajv made it.
+  if (!/"(?:integer|number)"/.test(JSON.stringify(schema))) return check;
   const infinite = (v: unknown) => typeof v === 'number' && !Number.isFinite(v);
   const validate = (data: unknown): boolean => {
     if (!check(data)) {
@@ -181,7 +184,7 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   const bodyAjv = makeAjv({ coerceTypes: false });
   const textAjv = makeAjv({ coerceTypes: 'array' });
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? bodyAjv.compile(schema) : finiteOnly(textAjv.compile(schema)),
+    httpPart === 'body' ? bodyAjv.compile(schema) : finiteOnly(textAjv.compile(schema), schema),
   );
 
   // Hooks that never wait take the callback form: no promise and no extra turn per request.

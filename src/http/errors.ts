@@ -70,7 +70,12 @@ export function validationError(issues: AjvIssue[], context?: string): AppError 
   return new AppError(Code.INVALID_ARGUMENT, message, { fields });
 }
 
-/** Fastify's own client errors (parsing, size, media type) as AppErrors. */
+/**
+ * Fastify's own client errors (parsing, size, media type) as AppErrors, and client errors
+ * that carry only a status: http-errors, as the static files' sender (@fastify/send, for
+ * /console and /docs) throws for a range it cannot serve (416) or a condition that does not
+ * hold (If-Match, If-Unmodified-Since: 412).
+ */
 function fromFastify(err: FastifyError): AppError | null {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -104,36 +109,16 @@ function fromFastify(err: FastifyError): AppError | null {
     return new AppError(Code.INVALID_ARGUMENT, 'request body is too large', undefined, 413);
   }
   if (err.statusCode === 404) return new AppError(Code.NOT_FOUND, 'not found');
+  if (err.statusCode === 412) {
+    const message = 'a precondition of the request does not hold';
+    return new AppError(Code.FAILED_PRECONDITION, message, undefined, 412);
+  }
+  if (err.statusCode === 416) {
+    const message = 'the requested range cannot be served';
+    return new AppError(Code.INVALID_ARGUMENT, message, undefined, 416);
+  }
   if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
     return new AppError(Code.INVALID_ARGUMENT, 'bad request');
-  }
-  return null;
-}
-
-/**
- * A client error with a status and no code: http-errors, as the static files' sender
- * (@fastify/send, for /console and /docs) throws for a range it cannot serve (416) or a
- * condition that does not hold (If-Match, If-Unmodified-Since: 412).
- */
-function fromHttpError(status: number | undefined): AppError | null {
-  if (status === 412) {
-    return new AppError(
-      Code.FAILED_PRECONDITION,
-      'a precondition of the request does not hold',
-      undefined,
-      412,
-    );
-  }
-  if (status === 416) {
-    return new AppError(
-      Code.INVALID_ARGUMENT,
-      'the requested range cannot be served',
-      undefined,
-      416,
-    );
-  }
-  if (status !== undefined && status >= 400 && status < 500) {
-    return new AppError(Code.INVALID_ARGUMENT, 'bad request', undefined, status);
   }
   return null;
 }
@@ -144,9 +129,14 @@ export function toAppError(err: unknown): AppError | null {
   if (Array.isArray(fe.validation)) return validationError(fe.validation, fe.validationContext);
   // A client's own broken connection carries a statusCode (Fastify sets 400) and stays a 400.
   if (fe?.statusCode === undefined && isDatabaseUnavailable(err)) return unavailable();
-  if (fe && typeof fe === 'object' && typeof fe.code === 'string') return fromFastify(fe);
+  if (
+    fe &&
+    typeof fe === 'object' &&
+    (typeof fe.code === 'string' || typeof fe.statusCode === 'number')
+  ) {
+    return fromFastify(fe);
+  }
   if (err instanceof SyntaxError) return new AppError(Code.INVALID_ARGUMENT, 'malformed request');
-  if (fe && typeof fe === 'object') return fromHttpError(fe.statusCode);
   return null;
 }
 

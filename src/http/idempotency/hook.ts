@@ -101,7 +101,7 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
  * of the caller (a grant's ceiling, a role's rules), so a colleague holding less must run
  * its own request (docs/decisions.md, "Idempotency keys belong to a credential").
  */
-export function scopeOf(auth: AuthContext): string {
+function scopeOf(auth: AuthContext): string {
   const who = auth.apiKeyId ? `key:${auth.apiKeyId}` : `wallet:${auth.walletId}`;
   return auth.orgId ? `org:${auth.orgId}/${who}` : who;
 }

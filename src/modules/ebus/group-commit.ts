@@ -69,9 +69,10 @@ function remove(m: Map<string, number>, key: string) {
  * back every other organization's actions until the lock is released (docs/decisions.md,
  * "A stalled group no longer holds the others back"). Its own organization's actions, and
  * those of its wallets and objects, still wait for it.
- * Groups in flight never share a wallet, an object
- * or a paying organization: an action whose wallet, object or organization is busy waits for
- * the next group, and so does every later action of that wallet or object, so each wallet's
+ *
+ * Groups in flight never share a wallet, an object or a paying organization: an action whose
+ * wallet, object or organization is busy waits for the next group, and so does every later
+ * action of that wallet or object, so each wallet's
  * nonces and each object's history still apply in arrival order. So concurrent groups never
  * meet at an organization's balance row, which each statement locks last: a second group of
  * one organization would wait there for the first to commit anyway, and then re-check the

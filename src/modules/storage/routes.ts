@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { beginAfterBody } from '../../http/idempotency/hook.js';
-import { AppError, invalid } from '../../lib/errors.js';
+import { invalid } from '../../lib/errors.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { StorageService } from './service.js';
 
@@ -115,8 +115,9 @@ async function readForm(
       }
     }
   } catch (err) {
+    // Ours (an AppError has a code) and Fastify's limits keep their answer.
     const e = err as { code?: unknown; statusCode?: unknown };
-    if (err instanceof AppError || e.code !== undefined || e.statusCode !== undefined) throw err;
+    if (e.code !== undefined || e.statusCode !== undefined) throw err;
     throw invalid('the multipart body is malformed', [
       { field: 'body', reason: err instanceof Error ? err.message : 'malformed' },
     ]);
