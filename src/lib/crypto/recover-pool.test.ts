@@ -45,6 +45,21 @@ describe('RecoverPool', () => {
     expect(pool.sent.messages).toBeLessThan(60);
   });
 
+  it('sends a burst made in one turn as messages of at most ten, answered in order', async () => {
+    pool = new RecoverPool();
+    const { address, inputs } = await signed(25);
+    const settled: number[] = [];
+    const answers = inputs.map((input, i) =>
+      pool!.recover(input).then((a) => {
+        settled.push(i);
+        return a;
+      }),
+    );
+    expect(await Promise.all(answers)).toEqual(inputs.map(() => address));
+    expect(pool.sent).toEqual({ messages: 3, inputs: 25 });
+    expect(settled).toEqual(inputs.map((_, i) => i));
+  });
+
   it('answers null for a signature that recovers no key, and the others still recover', async () => {
     pool = new RecoverPool();
     const { address, inputs } = await signed(2);
