@@ -146,8 +146,15 @@ async function assertEmpty(client: pg.ClientBase) {
   }
 }
 
-async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
+/**
+ * A pool for `fn` alone, ended after it. An idle client's error is ignored, as the service's
+ * pools do (pool.ts): pg-pool's `end()` answers before its clients have closed, so a restore
+ * that stops its embedded server right after may cut a connection that is still closing, and
+ * an unheard pool error would end the process.
+ */
+export async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
   const pool = new pg.Pool({ connectionString: url, max: 1 });
+  pool.on('error', () => undefined);
   try {
     return await fn(pool);
   } finally {
