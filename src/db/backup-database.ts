@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { dumpTables, loadTables, type LogicalDump } from './logical-dump.js';
 import { migrate } from './migrate.js';
+import { createDatabase } from './pool.js';
 import { connectionFor, findTool } from './pg-tools.js';
 
 /**
@@ -147,18 +148,16 @@ async function assertEmpty(client: pg.ClientBase) {
 }
 
 /**
- * A pool for `fn` alone, ended after it. An idle client's error is ignored, as the service's
- * pools do (pool.ts): pg-pool's `end()` answers before its clients have closed, so a restore
- * that stops its embedded server right after may cut a connection that is still closing, and
- * an unheard pool error would end the process.
+ * A pool for `fn` alone, ended after it: the service's kind (pool.ts), whose idle clients'
+ * errors are ignored. pg-pool's `end()` answers before its clients have closed, and a restore
+ * stops the embedded server it started right after, which may cut a connection still closing.
  */
 export async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  pool.on('error', () => undefined);
+  const database = createDatabase(url, 1);
   try {
-    return await fn(pool);
+    return await fn(database.pool);
   } finally {
-    await pool.end();
+    await database.close();
   }
 }
 

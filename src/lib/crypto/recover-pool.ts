@@ -6,7 +6,7 @@ interface Pending {
   resolves: ((address: string | null) => void)[];
 }
 
-/** Messages the thread holds at once: one it works on, one waiting behind it. */
+/** Messages in flight at which requests stop going at the next turn and gather instead. */
 const MAX_IN_FLIGHT = 2;
 /** Most recoveries in one message (~0.6 ms of the thread's work). */
 const MAX_PER_MESSAGE = 10;
@@ -59,8 +59,6 @@ export class RecoverPool {
       b.inputs.forEach((input, i) => b.resolves[i]!(recoverAddress(input)));
       return;
     }
-    // A burst goes in several messages, each answered as soon as it is done, so its first
-    // requests go on while the thread works on the rest.
     for (let at = 0; at < b.inputs.length; at += MAX_PER_MESSAGE) {
       const part: Pending = {
         inputs: b.inputs.slice(at, at + MAX_PER_MESSAGE),
