@@ -91,7 +91,9 @@ describe('a group waiting for a row lock', () => {
     expect(answered!.statusCode, answered!.body).toBe(200);
     const waitedMs = performance.now() - t0;
     expect(waitedMs).toBeLessThan(2_000);
-    expect(stalledGroups()).toBe(before + 1);
+    // A's group stalled. B's own group may stall too when a loaded machine keeps it in flight
+    // past the stall time (CI saw 2), so only "at least A's" is certain.
+    expect(stalledGroups()).toBeGreaterThanOrEqual(before + 1);
 
     await sleep(200);
     expect(transfer.settled).toBe(false);
