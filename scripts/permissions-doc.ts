@@ -26,6 +26,7 @@ import {
 import { loadConfig } from '../src/config.js';
 import { registerRoutes } from '../src/routes.js';
 import { PRIVATE_FILE_PERMISSION } from '../src/modules/storage/service.js';
+import { DELIVERY_READS } from '../src/modules/webhooks/reach.js';
 
 export const DOC_PATH = fileURLToPath(new URL('../docs/permissions.md', import.meta.url));
 export const FIX_COMMAND = 'npm run docs:permissions';
@@ -143,6 +144,13 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     `only to a credential of the file's organization holding \`${PRIVATE_FILE_PERMISSION}\`: one of that`,
     `organization without it gets 403 code 7, anyone else (no credential, another organization)`,
     '404 code 5, as if the file did not exist.',
+    '',
+    '### Webhooks',
+    '',
+    'A delivery carries the action and the object record, private data included. So whatever',
+    'makes a webhook send (`POST /webhooks`; `PUT` with `url`, `rules` or `is_active: true`;',
+    `redeliver; replay) needs, besides its \`webhooks.*\` permission, ${DELIVERY_READS.map((p) => `\`${p}\``).join(' and ')}:`,
+    'without one, 403 code 7 naming it.',
     '',
   );
   return lines.join('\n');

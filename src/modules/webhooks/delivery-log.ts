@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { failedPrecondition, invalid, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
+import { requireDeliveryReads } from './reach.js';
 import * as deliveries from './repo/deliveries.js';
 import type { DeliveryRow } from './repo/deliveries.js';
 import { findWebhook } from './repo/webhooks.js';
@@ -96,6 +97,7 @@ export class DeliveryLogService {
    */
   async redeliver(auth: AuthContext, webhookId: string, eventId: string): Promise<Delivery> {
     requirePermission(auth, 'webhooks.update');
+    requireDeliveryReads(auth);
     const orgId = await this.webhookOf(auth, webhookId, true);
     const now = this.clock.now();
     const row = await deliveries.requeueFinished(this.db, orgId, webhookId, eventId, now);
@@ -118,6 +120,7 @@ export class DeliveryLogService {
     input: ReplayInput,
   ): Promise<{ queued: number }> {
     requirePermission(auth, 'webhooks.update');
+    requireDeliveryReads(auth);
     const orgId = await this.webhookOf(auth, webhookId, true);
     const since = new Date(input.since);
     const until = new Date(input.until);

@@ -8,6 +8,7 @@ import { requireOrg, requirePermission, type AuthContext } from '../../lib/permi
 import { getTemplateForAction } from '../templates/index.js';
 import type { AddressPolicy, HostResolver } from './http-client/address-policy.js';
 import { refusedUrl } from './http-client/url-check.js';
+import { requireDeliveryReads } from './reach.js';
 import { failQueued } from './repo/deliveries.js';
 import * as repo from './repo/webhooks.js';
 import type { WebhookRow } from './repo/webhooks.js';
@@ -52,6 +53,7 @@ export class WebhookService {
   /** Creates a webhook; answers it with its signing key, which is never shown again. */
   async create(auth: AuthContext, input: CreateWebhookInput): Promise<WebhookWithKey> {
     requirePermission(auth, 'webhooks.create');
+    requireDeliveryReads(auth);
     const orgId = requireOrg(auth);
     await this.checkUrl(input.url);
     const rules = await this.checkRules(orgId, input.rules);
@@ -103,6 +105,10 @@ export class WebhookService {
    */
   async update(auth: AuthContext, id: string, input: UpdateWebhookInput): Promise<Webhook> {
     requirePermission(auth, 'webhooks.update');
+    // Only a description, or switching off, sends nothing.
+    if (input.url !== undefined || input.rules !== undefined || input.is_active === true) {
+      requireDeliveryReads(auth);
+    }
     const orgId = requireOrg(auth);
     if (input.url !== undefined) await this.checkUrl(input.url);
     const rules = input.rules !== undefined ? await this.checkRules(orgId, input.rules) : undefined;
