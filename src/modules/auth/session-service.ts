@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import { hashToken } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, permissionsOfRole, type Role, type VerifyResult } from '../../lib/permissions.js';
-import { TtlCache } from '../../lib/ttl-cache.js';
+import { CACHE_SPREAD, TtlCache } from '../../lib/ttl-cache.js';
 import { asDate } from '../../db/values.js';
 import * as repo from './repo/sessions.js';
 import { ACCESS_TOKEN_TTL_SECONDS, type TokenService } from './token-service.js';
@@ -73,7 +73,7 @@ interface SessionState {
  * lifetimes (`SessionLifetimes`).
  */
 export class SessionService {
-  private readonly cache = new TtlCache<string, SessionState>(SESSION_CACHE_MS);
+  private readonly cache = new TtlCache<string, SessionState>(SESSION_CACHE_MS, 50_000, CACHE_SPREAD);
 
   constructor(
     private readonly db: Db,

@@ -5,7 +5,7 @@ import { getCachedKey, verifyWebauthnAssertion } from '../../lib/crypto/webauthn
 import type { AppError } from '../../lib/errors.js';
 import { forbidden, unauthenticated } from '../../lib/errors.js';
 import { isRole, type Role } from '../../lib/permissions.js';
-import { TtlCache } from '../../lib/ttl-cache.js';
+import { CACHE_SPREAD, TtlCache } from '../../lib/ttl-cache.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { webauthnChallenge } from './action-text.js';
 import { findSigner, type SignerRow } from './repo/lookups.js';
@@ -48,7 +48,7 @@ const fail = (error: AppError): VerifyResult => ({ ok: false, error });
  * wallet, or a signer wallet that is not an active member of the caller's organization.
  */
 export class SignatureVerifier {
-  private readonly eoaCache = new TtlCache<string, SignerRow>(SIGNER_CACHE_MS);
+  private readonly eoaCache = new TtlCache<string, SignerRow>(SIGNER_CACHE_MS, 50_000, CACHE_SPREAD);
 
   constructor(
     private readonly db: Executor,
