@@ -73,7 +73,11 @@ interface SessionState {
  * lifetimes (`SessionLifetimes`).
  */
 export class SessionService {
-  private readonly cache = new TtlCache<string, SessionState>(SESSION_CACHE_MS, 50_000, CACHE_SPREAD);
+  private readonly cache = new TtlCache<string, SessionState>(
+    SESSION_CACHE_MS,
+    50_000,
+    CACHE_SPREAD,
+  );
 
   constructor(
     private readonly db: Db,

@@ -48,7 +48,11 @@ const fail = (error: AppError): VerifyResult => ({ ok: false, error });
  * wallet, or a signer wallet that is not an active member of the caller's organization.
  */
 export class SignatureVerifier {
-  private readonly eoaCache = new TtlCache<string, SignerRow>(SIGNER_CACHE_MS, 50_000, CACHE_SPREAD);
+  private readonly eoaCache = new TtlCache<string, SignerRow>(
+    SIGNER_CACHE_MS,
+    50_000,
+    CACHE_SPREAD,
+  );
 
   constructor(
     private readonly db: Executor,
