@@ -74,8 +74,13 @@ export async function createService(
     routeTable: () => routeTableOf(app),
     async close() {
       // In-flight requests finish first (they may still need the workers, e.g. the event
-      // bus committer or the last-used recorder); then the workers drain and stop.
+      // bus committer or the last-used recorder), for at most SHUTDOWN_GRACE_MS: then their
+      // connections are closed (a handler still running finishes unanswered). Then the
+      // workers drain and stop.
+      const cut = setTimeout(() => app.server.closeAllConnections(), deps.config.shutdownGraceMs);
+      cut.unref();
       await app.close();
+      clearTimeout(cut);
       await container.identity.accounts.notices.idle();
       await Promise.all(container.workers.map((w) => w.stop()));
       await container.rateLimitStore.close();

@@ -253,4 +253,36 @@ describe('process lifecycle', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ done: true });
   });
+
+  it('cuts a request still running SHUTDOWN_GRACE_MS after the close began, and goes on stopping', async () => {
+    let entered!: () => void;
+    const inHandler = new Promise<void>((r) => (entered = r));
+    let finished = false;
+    const svc = await startTestService({
+      env: { SHUTDOWN_GRACE_MS: '300' },
+      extraRoutes: (app) => {
+        app.get('/test/hanging', { config: { auth: 'none' } }, async () => {
+          entered();
+          await new Promise((r) => setTimeout(r, 5_000));
+          finished = true;
+          return { done: true };
+        });
+      },
+    });
+    await svc.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = svc.app.server.address() as net.AddressInfo;
+    const pending = fetch(`http://127.0.0.1:${port}/test/hanging`).then(
+      (res) => `answered ${res.status}`,
+      () => 'cut',
+    );
+    await inHandler;
+    const t0 = performance.now();
+    await svc.stop();
+    const stoppedMs = performance.now() - t0;
+    expect(await pending).toBe('cut');
+    // The grace (300 ms), then the workers and the pool: well before the handler's 5 s.
+    expect(stoppedMs).toBeGreaterThanOrEqual(250);
+    expect(stoppedMs).toBeLessThan(4_000);
+    expect(finished).toBe(false);
+  });
 });
