@@ -7,6 +7,7 @@ import { DeliveryLogService } from './delivery-log.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import { systemResolver, type HostResolver } from './http-client/address-policy.js';
 import { DeliveryClient } from './http-client/delivery-client.js';
+import { gatedResolver } from './http-client/lookup-gate.js';
 import { DeliveryHandoff } from './handoff.js';
 import { webhookOutboxHook } from './outbox-hook.js';
 import type { ApplyHooks } from '../ebus/index.js';
@@ -37,7 +38,8 @@ export interface WebhooksWiring {
 /** Builds the webhooks feature: management, delivery log, and the delivery runner. */
 export function createWebhooks(w: WebhooksWiring): Webhooks {
   const policy = { allowLoopback: w.config.webhooks.allowLoopback };
-  const resolve = w.resolve ?? systemResolver;
+  // The system's lookups hold threadpool threads: at most LOOKUP_SLOTS at once.
+  const resolve = w.resolve ?? gatedResolver(systemResolver);
   // Both settings open doors production must keep shut: say so at every start.
   if (policy.allowLoopback) {
     w.logger.warn(

@@ -1,5 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { unavailable } from '../../../lib/errors.js';
+import { LookupsBusy } from './lookup-gate.js';
 
 /**
  * Which addresses a webhook may reach (docs/webhooks.md, "Addresses"). An allow-list: public
@@ -12,8 +14,11 @@ export interface AddressPolicy {
   allowLoopback: boolean;
 }
 
-/** Answers every address a host name resolves to (injectable so tests can lie). */
-export type HostResolver = (hostname: string) => Promise<string[]>;
+/**
+ * Answers every address a host name resolves to (injectable so tests can lie). `signal`: the
+ * caller no longer waits (a resolver may stop early, or ignore it).
+ */
+export type HostResolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
 
 export const systemResolver: HostResolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
@@ -72,12 +77,20 @@ export async function refusedHost(
   }
   let addresses: string[] | null;
   let timer: NodeJS.Timeout | undefined;
+  const giveUp = new AbortController();
   try {
     addresses = await Promise.race([
-      resolve(bare),
-      new Promise<null>((r) => (timer = setTimeout(() => r(null), timeoutMs))),
+      resolve(bare, giveUp.signal),
+      new Promise<null>((r) => {
+        timer = setTimeout(() => {
+          r(null); // first: the abort below rejects the lookup's answer at once
+          giveUp.abort();
+        }, timeoutMs);
+      }),
     ]);
-  } catch {
+  } catch (err) {
+    // Too many lookups wait already (lookup-gate.ts): this service's state, not the address's.
+    if (err instanceof LookupsBusy) throw unavailable();
     return `${bare} does not resolve`;
   } finally {
     clearTimeout(timer);

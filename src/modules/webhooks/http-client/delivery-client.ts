@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import { refusedAddress, type AddressPolicy, type HostResolver } from './address-policy.js';
+import { LookupsBusy } from './lookup-gate.js';
 
 /** Ten seconds to answer completely (docs/webhooks.md, "Answers, retries and statuses"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -53,7 +54,8 @@ export class DeliveryClient {
   constructor(private readonly opts: DeliveryClientOptions) {
     this.timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     const lookup = (hostname: string, options: { all?: boolean }, cb: LookupCallback) => {
-      opts.resolve(hostname).then(
+      // Not waited for past the delivery's own deadline (lookup-gate.ts).
+      opts.resolve(hostname, AbortSignal.timeout(this.timeoutMs)).then(
         (addresses) => {
           if (addresses.length === 0)
             return cb(new RefusedAddress(`${hostname} does not resolve`), '');
@@ -70,7 +72,15 @@ export class DeliveryClient {
           if (options.all) cb(null, all);
           else cb(null, all[0]!.address, all[0]!.family);
         },
-        () => cb(new RefusedAddress(`${hostname} does not resolve`), ''),
+        (err: unknown) =>
+          cb(
+            new RefusedAddress(
+              err instanceof LookupsBusy
+                ? `${hostname}: ${err.message}; not connected`
+                : `${hostname} does not resolve`,
+            ),
+            '',
+          ),
       );
     };
     this.agent = new Agent({
