@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { unavailable } from '../../../lib/errors.js';
-import { LookupsBusy } from './lookup-gate.js';
+import { LookupsBusy, type HostResolver } from './lookup-gate.js';
 
 /**
  * Which addresses a webhook may reach (docs/webhooks.md, "Addresses"). An allow-list: public
@@ -14,11 +14,7 @@ export interface AddressPolicy {
   allowLoopback: boolean;
 }
 
-/**
- * Answers every address a host name resolves to (injectable so tests can lie). `signal`: the
- * caller no longer waits (a resolver may stop early, or ignore it).
- */
-export type HostResolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
+export type { HostResolver } from './lookup-gate.js';
 
 export const systemResolver: HostResolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);

@@ -1,4 +1,8 @@
-import type { HostResolver } from './address-policy.js';
+/**
+ * Answers every address a host name resolves to (injectable so tests can lie). `signal`: the
+ * caller no longer waits (a resolver may stop early, or ignore it).
+ */
+export type HostResolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
 
 /**
  * Host lookups in flight at once, per process. The system resolver (`getaddrinfo`) runs on
