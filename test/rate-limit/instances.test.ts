@@ -99,24 +99,42 @@ describeIf(hasRedisServer, 'a redis-server binary')(
         params: { template_id: newId('template') },
         nonce: 1,
       });
-      const body = JSON.stringify({ actions: Array.from({ length: 100 }, () => one) });
-      await freshWindow(1_000, 900);
-      // 24 batches of 100 at once, half to each process: 2,400 actions where 2,000 fit.
-      const answers = await Promise.all(
-        Array.from({ length: 24 }, (_, i) =>
-          fetch(`${(i % 2 === 0 ? a : b).url}/ebus/actions/batch`, {
-            method: 'POST',
-            headers: { ...signer.headers, 'content-type': 'application/json' },
-            body,
-          }),
-        ),
-      );
-      const statuses = answers.map((r) => r.status);
-      expect(statuses.filter((s) => s === 429).length, statuses.join(' ')).toBe(4);
-      for (const r of answers.filter((x) => x.status === 429)) {
-        expect(((await r.json()) as { code: number }).code).toBe(8);
-        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const batch = (n: number) =>
+        JSON.stringify({ actions: Array.from({ length: n }, () => one) });
+      const send = (target: ServiceProcess, body: string) =>
+        fetch(`${target.url}/ebus/actions/batch`, {
+          method: 'POST',
+          headers: { ...signer.headers, 'content-type': 'application/json' },
+          body,
+        });
+      // Each process's first event bus request is slow (its code is cold): on a busy machine
+      // that alone can carry a burst over into the next window, where the sliding count lets
+      // more through. One action to each first, then a burst two windows later (no weight
+      // left of the warm-up).
+      for (const target of [a, b]) expect((await send(target, batch(1))).status).toBe(200);
+      const body = batch(100);
+      // A burst whose answers were counted in two windows shows it in X-RateLimit-Reset; such
+      // a try proves nothing exact, so it is tried again (at most three times).
+      let windows: string[] = [];
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await sleep(2_000);
+        await freshWindow(1_000, 900);
+        // 24 batches of 100 at once, half to each process: 2,400 actions where 2,000 fit.
+        const answers = await Promise.all(
+          Array.from({ length: 24 }, (_, i) => send(i % 2 === 0 ? a : b, body)),
+        );
+        windows = [...new Set(answers.map((r) => r.headers.get('x-ratelimit-reset')!))];
+        if (windows.length !== 1) continue;
+        const statuses = answers.map((r) => r.status);
+        expect(statuses.filter((s) => s === 429).length, statuses.join(' ')).toBe(4);
+        expect(statuses.filter((s) => s === 200).length, statuses.join(' ')).toBe(20);
+        for (const r of answers.filter((x) => x.status === 429)) {
+          expect(((await r.json()) as { code: number }).code).toBe(8);
+          expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        }
+        return;
       }
+      expect.fail(`every burst was counted in more than one window (last: ${windows.join(', ')})`);
     }, 60_000);
   },
 );
