@@ -3,6 +3,8 @@ import { newId } from '../../src/lib/ids.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt, type Receipt } from '../../sdk/src/log/receipt.js';
 import { PRIVATE_DOMAIN } from '../../src/modules/batches/formulas.js';
+import { permissionsOfRole, ROLES, type Permission } from '../../src/lib/permissions.js';
+import { createApiKey } from '../helpers/api-keys.js';
 import { createMember } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
@@ -128,6 +130,48 @@ describe('receipts', () => {
       r.inclusion_proof.map(bytes),
     );
     expect(root && hex(root)).toBe(hex(cp.root));
+  });
+
+  it('opens a private action only to a caller holding actions.read and objects.read', async () => {
+    // The rule, over every role and over keys holding each mix of the two permissions:
+    // without actions.read 403; with it, the opening (salt, integrity hash) only with
+    // objects.read too, as `GET /batches/{id}/private-actions/{actionId}` asks.
+    const callers: {
+      name: string;
+      perms: ReadonlySet<Permission>;
+      headers: Record<string, string>;
+    }[] = [];
+    for (const role of ROLES) {
+      const m = await createMember(svc, { orgId: owner.orgId, role });
+      callers.push({ name: `role ${role}`, perms: permissionsOfRole(role), headers: m.headers });
+    }
+    const mixes: Permission[][] = [
+      ['actions.read'],
+      ['objects.read'],
+      ['actions.read', 'objects.read'],
+      ['actions.read', 'objects.read', 'objects.update'],
+    ];
+    for (const perms of mixes) {
+      const key = await createApiKey(svc, owner, perms);
+      callers.push({ name: `key ${perms.join('+')}`, perms: new Set(perms), headers: key.headers });
+    }
+    expect(callers.some((c) => c.perms.has('actions.read') && !c.perms.has('objects.read'))).toBe(
+      true,
+    );
+    for (const c of callers) {
+      const res = await receipt(privateAction.id, c.headers);
+      if (!c.perms.has('actions.read')) {
+        expect([res.statusCode, res.json<{ code: number }>().code], c.name).toEqual([403, 7]);
+        continue;
+      }
+      expect(res.statusCode, `${c.name}: ${res.body}`).toBe(200);
+      const opening = res.json<{ private: Record<string, string> }>().private;
+      if (c.perms.has('objects.read')) {
+        expect(Object.keys(opening).sort(), c.name).toEqual(['integrity_hash', 'leaf', 'salt']);
+      } else {
+        expect(opening, c.name).toEqual({ leaf: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      }
+    }
   });
 
   it('refuses a caller without actions.read, and answers 404 for no such action', async () => {

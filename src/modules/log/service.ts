@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
-import type { AuthContext } from '../../lib/permissions.js';
+import { hasPermission, type AuthContext } from '../../lib/permissions.js';
 import { setLogTreeSize } from '../batches/index.js';
 import { actionLogPage, type ActionLogRecord } from '../ebus/index.js';
 import { merkleRootOfData } from '../../lib/merkle.js';
@@ -283,7 +283,8 @@ export class LogService {
   /**
    * A self-contained receipt of an action (docs/log.md, "Receipts"): for its organization's
    * callers, and for anyone when its object is public. Another organization's private action
-   * is not found (its existence is not told).
+   * is not found (its existence is not told). A private action's opening (salt, integrity
+   * hash) only for its organization's callers who may also read objects.
    */
   async receipt(auth: AuthContext | null, actionId: string): Promise<Receipt> {
     const access = await repo.actionAccess(this.deps.db, actionId);
@@ -308,7 +309,13 @@ export class LogService {
     let opening: Receipt['private'];
     if (leaf !== action.hash) {
       opening = { leaf };
-      if (auth?.orgId === access.organization_id && action.batch_id !== null) {
+      // The opening is the private action's record in full, as its batch route gives it:
+      // the same permission (objects.read) besides actions.read (docs/log.md, "Receipts").
+      if (
+        auth?.orgId === access.organization_id &&
+        hasPermission(auth, 'objects.read') &&
+        action.batch_id !== null
+      ) {
         const sealed = await this.deps.leaves.privateAction(auth, action.batch_id, actionId);
         if (sealed.salt !== null && sealed.commitment === leaf) {
           opening = { leaf, salt: sealed.salt, integrity_hash: sealed.integrity_hash };

@@ -200,10 +200,12 @@ export async function findCredentialByExternalId(
 }
 
 /**
- * The passkey with this credential id that signed at least one action (removed or not: the
- * actions it signed stay checkable), with its wallet's address; the latest one when the id
- * was registered again after a removal. The EXISTS walks the wallet's own actions only
- * (index `UNIQUE (wallet_id, nonce)`).
+ * The passkey with this credential id that signed at least one action on an object that is
+ * public now (removed or not: the actions it signed stay checkable), with its wallet's
+ * address; the latest one when the id was registered again after a removal. Its actions on
+ * private objects do not count: those are published as salted commitments only, so they
+ * tie nothing to the wallet (docs/decisions.md). The EXISTS walks the wallet's own actions
+ * only (index `UNIQUE (wallet_id, nonce)`).
  */
 export async function findSigningPasskey(
   exec: Executor,
@@ -225,7 +227,8 @@ export async function findSigningPasskey(
     SELECT c.external_id, c.public_key, w.address, c.created_at, c.removed_at
     FROM credentials c JOIN wallets w ON w.id = c.wallet_id
     WHERE c.type = 'passkey' AND c.external_id = ${credentialId} AND c.public_key IS NOT NULL
-      AND EXISTS (SELECT 1 FROM action_logs a WHERE a.wallet_id = c.wallet_id
+      AND EXISTS (SELECT 1 FROM action_logs a JOIN objects o ON o.id = a.object_id AND o.is_public
+        WHERE a.wallet_id = c.wallet_id
         AND a.signature_type = 'webauthn' AND a.signature ->> 'credential_id' = ${credentialId})
     ORDER BY c.created_at DESC LIMIT 1`);
   return rows[0] ?? null;
@@ -233,7 +236,8 @@ export async function findSigningPasskey(
 
 /**
  * Every link of the EOA `signer` to the wallet whose address is `wallet` (removed ones
- * included), oldest first; none unless the wallet signed at least one action with an EOA.
+ * included), oldest first; none unless the wallet signed at least one action with an EOA on
+ * an object that is public now (its actions on private objects tie nothing to it publicly).
  */
 export async function findSignerLinks(
   exec: Executor,
@@ -248,8 +252,8 @@ export async function findSignerLinks(
     FROM wallets w JOIN credentials c
       ON c.wallet_id = w.id AND c.type = 'eoa' AND c.external_id = ${signer}
     WHERE w.address = ${wallet}
-      AND EXISTS (SELECT 1 FROM action_logs a WHERE a.wallet_id = w.id
-        AND a.signature_type = 'eoa')
+      AND EXISTS (SELECT 1 FROM action_logs a JOIN objects o ON o.id = a.object_id AND o.is_public
+        WHERE a.wallet_id = w.id AND a.signature_type = 'eoa')
     ORDER BY c.created_at, c.id`);
   return rows;
 }
