@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Database, Db } from './db/pool.js';
 import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
+import { MicroCache } from './http/micro-cache.js';
 import type { Clock } from './lib/clock.js';
 import type { Worker } from './lib/worker.js';
 import { createIdentity, type Identity } from './modules/auth/identity.js';
@@ -66,6 +67,8 @@ export interface Container extends BaseDeps {
   wallets: WalletService;
   templates: TemplateService;
   objects: ObjectService;
+  /** `GET /public/objects`'s short-lived answers (src/http/micro-cache.ts). */
+  publicList: MicroCache;
   storage: StorageService;
   indexer: IndexerService;
   ebus: Ebus;
@@ -146,7 +149,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKeys: { forget: (ids) => ids.forEach((id) => apiKeyVerifier.forget(id)) },
   });
   const wallets = new WalletService(db, clock, identity.sessions);
-  const templates = new TemplateService(db, clock, objectVisibility);
+  // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when a template goes private.
+  const publicList = new MicroCache(config.publicListCacheMs);
+  const templates = new TemplateService(
+    db,
+    clock,
+    objectVisibility(() => publicList.clear()),
+  );
   const objects = new ObjectService(db, preparedRows(database.pool));
   const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
   const indexer = new IndexerService(db);
@@ -282,6 +291,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     idempotency,
     templates,
     objects,
+    publicList,
     storage,
     indexer,
     ebus,

@@ -41,7 +41,7 @@ export function registerRoutes(app: App, c: Container) {
   registerSupportRoutes(app, c.support);
   registerTemplateRoutes(app, c.templates);
   registerObjectActionRoutes(app, c.ebus.service);
-  registerObjectRoutes(app, c.objects, c.config.publicListCacheMs);
+  registerObjectRoutes(app, c.objects, c.publicList);
   registerStorageRoutes(app, c.storage, c.config.storage.uploadLimitBytes);
   registerIndexerRoutes(app, c.indexer);
   registerEbusRoutes(app, c.ebus.service);

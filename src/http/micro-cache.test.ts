@@ -37,4 +37,28 @@ describe('MicroCache', () => {
     expect(computed.n).toBe(53);
     expect(cache.size).toBeLessThanOrEqual(1_000);
   });
+
+  it('forgets every answer at a clear, and does not keep one computed across it', async () => {
+    const cache = new MicroCache(60_000);
+    const computed = { n: 0 };
+    await call(cache, '/a', 'old', computed);
+    cache.clear();
+    expect(cache.size).toBe(0);
+    expect(await call(cache, '/a', 'new', computed)).toBe('new');
+    expect(computed.n).toBe(2);
+
+    // A compute that began before the clear answers its caller but is not kept.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const req = { url: '/b' } as FastifyRequest;
+    const reply = { type: () => reply, serialize: (v: unknown) => v } as unknown as FastifyReply;
+    const inFlight = cache.serve(req, reply, async () => {
+      await gate;
+      return 'stale';
+    });
+    cache.clear();
+    release();
+    expect(await inFlight).toBe('stale');
+    expect(await call(cache, '/b', 'fresh', computed)).toBe('fresh');
+  });
 });

@@ -18,6 +18,8 @@ export const MICRO_CACHE_BUDGET_CHARS = 16 * 1024 * 1024;
 export class MicroCache {
   private readonly cache: TtlCache<string, string> | null;
   private chars = 0;
+  /** +1 at each `clear()`: an answer computed across a clear is not kept (it may be stale). */
+  private generation = 0;
 
   constructor(
     ttlMs: number,
@@ -41,9 +43,20 @@ export class MicroCache {
     void reply.type('application/json; charset=utf-8');
     const hit = this.cache?.get(req.url);
     if (hit !== undefined) return hit;
+    const generation = this.generation;
     const body = reply.serialize(await compute()) as string;
-    this.keep(req.url, body);
+    if (generation === this.generation) this.keep(req.url, body);
     return body;
+  }
+
+  /**
+   * Forgets every answer, and any being computed now: called once a change that must not
+   * wait out the entries' lifetime has committed (a template made private).
+   */
+  clear(): void {
+    this.generation++;
+    this.cache?.clear();
+    this.chars = 0;
   }
 
   private keep(url: string, body: string): void {

@@ -9,7 +9,7 @@ import {
   PublicObjectsQuery,
 } from './schema.js';
 import type { ObjectService } from './service.js';
-import { MicroCache } from '../../http/micro-cache.js';
+import type { MicroCache } from '../../http/micro-cache.js';
 
 const tags = ['objects'];
 
@@ -17,8 +17,7 @@ const tags = ['objects'];
  * The /objects reads. Minting and updating are signed actions: POST /objects and
  * PUT /objects/{id} are the event bus's routes (ebus/object-routes.ts).
  */
-export function registerObjectRoutes(app: App, objects: ObjectService, publicCacheMs: number) {
-  const publicCache = new MicroCache(publicCacheMs);
+export function registerObjectRoutes(app: App, objects: ObjectService, publicCache: MicroCache) {
   app.get(
     '/objects',
     {

@@ -123,6 +123,8 @@ export interface TemplateObjects {
     isPublic: boolean,
     opts?: { nowait?: boolean },
   ): Promise<void>;
+  /** After a switch's transaction committed (caches of public answers drop what they hold). */
+  switched(): void;
 }
 
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
@@ -231,7 +233,11 @@ export class TemplateService {
     if (input.custom_schema) checkCustomSchema(input.custom_schema);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.db.transaction((tx) => this.updateIn(tx, orgId, id, input));
+        const { record, switched } = await this.db.transaction((tx) =>
+          this.updateIn(tx, orgId, id, input),
+        );
+        if (switched) this.objects.switched();
+        return record;
       } catch (err) {
         // An object held by a group waiting for the organization row: start again.
         if (!repo.isLockNotAvailable(err)) throw err;
@@ -246,7 +252,7 @@ export class TemplateService {
     orgId: string,
     id: string,
     input: UpdateTemplateInput,
-  ): Promise<TemplateRecord> {
+  ): Promise<{ record: TemplateRecord; switched: boolean }> {
     // FOR UPDATE: waits for the locked path's groups that mint it (they share-lock it).
     const row = await repo.findTemplate(tx, orgId, id, true);
     if (!row) throw notFound('template');
@@ -262,9 +268,9 @@ export class TemplateService {
       updated_at: laterThan(this.clock.now(), row.updated_at),
     };
     await repo.saveTemplate(tx, next);
-    if (next.is_public !== row.is_public)
-      await switchVisibility(this.objects, tx, orgId, id, next.is_public);
-    return toTemplateRecord(next);
+    const switched = next.is_public !== row.is_public;
+    if (switched) await switchVisibility(this.objects, tx, orgId, id, next.is_public);
+    return { record: toTemplateRecord(next), switched };
   }
 }
 
