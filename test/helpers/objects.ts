@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { hashJson } from '../../src/lib/hash.js';
 import { newId } from '../../src/lib/ids.js';
@@ -123,4 +124,20 @@ export async function insertActionLog(
       'eoa', '"0x00"'::jsonb, ${a.nonce}, ${JSON.stringify(params)}::jsonb,
       ${a.objectId}, ${a.templateId}, 1000, NULL, ${a.createdAt ?? svc.clock.now()})`);
   return id;
+}
+
+/** `PUT /templates/{id}` with `changes`, by a member who may update templates; expects 200. */
+export async function putTemplate(
+  svc: TestService,
+  headers: Record<string, string>,
+  id: string,
+  changes: Record<string, unknown>,
+): Promise<void> {
+  const res = await svc.app.inject({
+    method: 'PUT',
+    url: `/templates/${id}`,
+    headers,
+    payload: changes,
+  });
+  expect(res.statusCode, res.body).toBe(200);
 }

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMember, type TestMember } from '../helpers/fixtures.js';
-import { insertObject, insertTemplate } from '../helpers/objects.js';
+import { insertObject, insertTemplate, putTemplate } from '../helpers/objects.js';
 import { useTestService } from '../helpers/harness.js';
 
 /**
@@ -20,15 +20,8 @@ beforeAll(async () => {
 
 const list = async (url: string) =>
   (await svc.app.inject({ method: 'GET', url })).json<{ objects: { id: string }[] }>().objects;
-const switchTo = async (isPublic: boolean) => {
-  const res = await svc.app.inject({
-    method: 'PUT',
-    url: `/templates/${templateId}`,
-    headers: owner.headers,
-    payload: { is_public: isPublic },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-};
+const switchTo = (isPublic: boolean) =>
+  putTemplate(svc, owner.headers, templateId, { is_public: isPublic });
 
 describe('public object list cache and template visibility', () => {
   it('drops a template’s objects from cached answers as soon as the template is private', async () => {
@@ -53,13 +46,7 @@ describe('public object list cache and template visibility', () => {
     const url = '/public/objects?limit=49';
     const before = await list(url);
     await insertObject(svc, { templateId });
-    const res = await svc.app.inject({
-      method: 'PUT',
-      url: `/templates/${templateId}`,
-      headers: owner.headers,
-      payload: { description: 'changed' },
-    });
-    expect(res.statusCode, res.body).toBe(200);
+    await putTemplate(svc, owner.headers, templateId, { description: 'changed' });
     expect(await list(url)).toEqual(before);
   });
 });

@@ -10,6 +10,7 @@ import {
   type PasskeySigner,
 } from '../helpers/ebus.js';
 import { useTestService } from '../helpers/harness.js';
+import { putTemplate } from '../helpers/objects.js';
 
 /**
  * `GET /public/credentials/{credentialId}` and `GET /public/wallets/{address}/signers/{signer}`
@@ -57,16 +58,6 @@ async function mint(signer: EoaSigner | PasskeySigner, templateId: string) {
   expect(res.statusCode, res.body).toBe(200);
 }
 
-async function makePrivate(templateId: string) {
-  const res = await svc.app.inject({
-    method: 'PUT',
-    url: `/templates/${templateId}`,
-    headers: owner.headers,
-    payload: { is_public: false },
-  });
-  expect(res.statusCode, res.body).toBe(200);
-}
-
 /** A signer of `kind` in the owner's organization, with the history the row names. */
 async function signerWith(kind: (typeof KINDS)[number], history: History) {
   const signer =
@@ -77,7 +68,8 @@ async function signerWith(kind: (typeof KINDS)[number], history: History) {
   const publicTemplate = await createTemplate(svc, owner.orgId);
   if (history !== 'none') await mint(signer, privateTemplate);
   if (history.startsWith('public')) await mint(signer, publicTemplate);
-  if (history === 'public, template made private since') await makePrivate(publicTemplate);
+  if (history === 'public, template made private since')
+    await putTemplate(svc, owner.headers, publicTemplate, { is_public: false });
   return signer;
 }
 
