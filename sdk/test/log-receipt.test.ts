@@ -46,7 +46,28 @@ describe('verifyReceipt', () => {
     const r = copy(log.receipt(2));
     delete r.network;
     const res = await verifyReceipt(r, { logKey: log.vkey });
-    expect(res).toMatchObject({ ok: true, skipped: ['hash'] });
+    // The record's fields are not tied to its hash, so the record is not proven: not ok.
+    expect(res).toMatchObject({ ok: false, errors: [], skipped: ['hash'] });
+    expect((await verifyReceipt(r, { logKey: log.vkey, network: 'ons-test' })).ok).toBe(true);
+  });
+
+  it('is not ok for another record put beside a genuine private leaf without its opening', async () => {
+    // A holder of one genuine receipt of a private action (its leaf, proof and checkpoint)
+    // puts any record with a self-consistent hash beside it: nothing ties the two.
+    const p = new FakeLog('log.forge.example');
+    p.addBatch(4);
+    const leaf = privateCommitmentOf(
+      `0x${'5a'.repeat(32)}`,
+      p.actions[1]!.hash,
+      `0x${'1b'.repeat(32)}`,
+    )!;
+    p.privateLeaves.set(1, leaf);
+    const genuine = { ...p.receipt(1), private: { leaf } };
+    for (const other of [2, 3]) {
+      const forged = { ...genuine, action: { ...p.receipt(other).action, log_index: 1 } };
+      const res = await verifyReceipt(forged, { logKey: p.vkey });
+      expect(res, `record ${other}`).toMatchObject({ ok: false, skipped: ['commitment'] });
+    }
   });
 
   it('refuses an action swapped for another, a moved index, a bad proof, another size', async () => {
@@ -106,9 +127,11 @@ describe('verifyReceipt', () => {
     p.privateLeaves.set(2, leaf);
     const receipt = { ...p.receipt(2), private: { leaf, salt, integrity_hash: integrity } };
     expect((await verifyReceipt(receipt, { logKey: p.vkey })).errors).toEqual([]);
+    // Without the salt only the leaf is proven: not ok, though nothing failed.
     const unsalted = { ...p.receipt(2), private: { leaf } };
     expect(await verifyReceipt(unsalted, { logKey: p.vkey })).toMatchObject({
-      ok: true,
+      ok: false,
+      errors: [],
       skipped: ['commitment'],
     });
     const otherSalt = {

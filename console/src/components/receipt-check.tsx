@@ -32,9 +32,11 @@ export function ReceiptCheck({
         <p class={result.ok ? 'notice' : 'error'} role="status">
           {result.ok
             ? `Verified: in the log of ${String(result.checkpoint?.size)} actions, with ` +
-              `${result.cosignatures.length} witness cosignature(s)` +
-              (result.skipped.length > 0 ? ` (not checked: ${result.skipped.join(', ')})` : '')
-            : `Not verified: ${result.errors.join('; ')}`}
+              `${result.cosignatures.length} witness cosignature(s)`
+            : result.errors.length > 0
+              ? `Not verified: ${result.errors.join('; ')}`
+              : `Not verified: its leaf is in the log, but nothing here ties this action to it ` +
+                `(not checked: ${result.skipped.join(', ')})`}
         </p>
       )}
     </div>

@@ -36,10 +36,20 @@ export interface VerifyReceiptOptions extends CheckpointOptions {
 }
 
 export interface ReceiptResult {
+  /**
+   * The record is in the log: every check passed and none was skipped. A skipped check leaves
+   * a gap between the record and the leaf the proof proves (a record's fields untied to its
+   * hash, or an action untied to a private leaf), so `ok` is false then even with no error:
+   * anyone could put another record beside a genuine proof.
+   */
   ok: boolean;
   /** What failed, each `<check>: <words>` (check: version, hash, leaf, inclusion, signature, …). */
   errors: string[];
-  /** Checks that could not be made (`hash` without a network id, `commitment` without the salt). */
+  /**
+   * Checks that could not be made (`hash` without a network id, `commitment` without the
+   * salt). With no `errors`, only the leaf (the action hash or the commitment) is proven to be
+   * in the log, not the record.
+   */
   skipped: string[];
   checkpoint: Checkpoint | null;
   /** The witnesses whose cosignature verified. */
@@ -51,7 +61,8 @@ export interface ReceiptResult {
  * (as the batch verifier does), a private action's commitment opens to it (when the salt is
  * there), the inclusion proof leads from H(0x00 ‖ the hash, or the commitment) at
  * `log_index` to the checkpoint's root at `tree_size`, and the checkpoint is signed by
- * `logKey` (and cosigned as `witnessKeys`/`minCosignatures` ask). Never throws.
+ * `logKey` (and cosigned as `witnessKeys`/`minCosignatures` ask). `ok` only when all of these
+ * were checked and held (a skipped check is not a pass). Never throws.
  */
 export async function verifyReceipt(
   receipt: Receipt,
@@ -61,7 +72,7 @@ export async function verifyReceipt(
   const skipped: string[] = [];
   const r = receipt as Partial<Receipt> | null;
   const result = (checkpoint: Checkpoint | null = null, cosignatures: Cosignature[] = []) => ({
-    ok: errors.length === 0,
+    ok: errors.length === 0 && skipped.length === 0,
     errors,
     skipped,
     checkpoint,
