@@ -160,6 +160,14 @@ describe('ons-verify monitor', () => {
     expect((await monitor()).out).toMatch(/^ok {4}size 568 \(was 568\): 0 new entries/);
   });
 
+  it('refuses a --min-cosignatures that is not a whole number (never taken as none)', async () => {
+    for (const bad of ['2x', '-1', '', '1.5']) {
+      const r = await monitor('--min-cosignatures', bad);
+      expect(r.code, bad).toBe(2);
+      expect(r.out, bad).toContain('--min-cosignatures is a whole number');
+    }
+  });
+
   it('names a rollback', async () => {
     await monitor();
     const before = await readFile(stateFile, 'utf8');
@@ -247,6 +255,16 @@ describe('ons-verify monitor', () => {
       });
     expect((await monitor()).out).toBe(
       'FAULT batch: batch 3: prev_hash does not chain to the batch before',
+    );
+    // The first batch must chain to the genesis hash, on the first pass too.
+    doctor.batches = (list) =>
+      list.map((b) => {
+        if (b.sequence !== 1) return b;
+        const moved = { ...b, prev_hash: `0x${'33'.repeat(32)}` };
+        return { ...moved, hash: headerHash(moved) };
+      });
+    expect((await monitor()).out).toBe(
+      'FAULT batch: batch 1: prev_hash does not chain to the batch before',
     );
     doctor.batches = (list) =>
       list.map((b) => (b.sequence === 3 ? { ...b, hash: `0x${'11'.repeat(32)}` } : b));

@@ -332,6 +332,25 @@ describe('checkpoints and cosignatures (the contract of docs/log.md)', () => {
     });
     expect(two.ok).toBe(false);
     expect(two.errors).toEqual(['cosignatures: 1 valid, at least 2 required']);
+    // One witness named twice is still one cosignature.
+    const twice = await verifyCheckpoint(text, {
+      ...opts,
+      witnessKeys: [cosignatureVerifierKey(w1), cosignatureVerifierKey(w1)],
+      minCosignatures: 2,
+    });
+    expect(twice.errors).toEqual(['cosignatures: 1 valid, at least 2 required']);
+    expect(twice.cosignatures).toHaveLength(1);
+    // A quorum that is not a whole number ≥ 0 is refused, never taken as none.
+    for (const minCosignatures of [Number.NaN, -1, 1.5, Infinity]) {
+      const bad = await verifyCheckpoint(text, {
+        ...opts,
+        witnessKeys: [cosignatureVerifierKey(w1)],
+        minCosignatures,
+      });
+      expect(bad.errors, String(minCosignatures)).toEqual([
+        'key: minCosignatures is not a whole number ≥ 0',
+      ]);
+    }
   });
 
   it('refuses a bad signature, another key, another origin and a forged cosignature', async () => {

@@ -103,6 +103,24 @@ describe('ons-verify witness', () => {
     expect((await post('x'.repeat(70_000))).status).toBe(413);
   });
 
+  it('survives a client that goes away in the middle of its request', async () => {
+    const { connect } = await import('node:net');
+    const { port } = new URL(url);
+    for (let i = 0; i < 3; i++) {
+      const socket = connect(Number(port), '127.0.0.1');
+      await new Promise<void>((r) => socket.once('connect', () => r()));
+      socket.write(
+        'POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nold 0\n',
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      socket.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    // Still serving, and its state untouched: a 409 names the size it recorded.
+    const res = await post(request(0, [], log.checkpoint(3)));
+    expect(res.status).toBe(409);
+  });
+
   it('keeps refusing after a restart: the state file is what it signed', async () => {
     const again = await Witness.open({
       signer,

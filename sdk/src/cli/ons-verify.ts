@@ -173,7 +173,7 @@ export async function main(
           statePath: o.state,
           ...(o.logKey ? { logKey: o.logKey } : {}),
           ...(o.witnessKey ? { witnessKeys: o.witnessKey } : {}),
-          minCosignatures: Number(o.minCosignatures),
+          minCosignatures: wholeNumber('--min-cosignatures', o.minCosignatures),
           ...(o.webhook ? { webhookUrl: o.webhook, webhookKey: o.webhookKey! } : {}),
         });
         out.log(r.ok ? `ok    ${r.message}` : `FAULT ${r.fault}: ${r.message}`);
@@ -196,4 +196,10 @@ if (/ons-verify(\.[cm]?[jt]s)?$/.test(invoked)) {
   void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
+}
+
+/** A flag's value as a whole number ≥ 0, or a clear error (never NaN, which compares false). */
+function wholeNumber(flag: string, text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new Error(`${flag} is a whole number ≥ 0, not "${text}"`);
+  return Number(text);
 }

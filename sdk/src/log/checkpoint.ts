@@ -104,7 +104,9 @@ export async function verifyCheckpoint(
   let witnesses: VerifierKey[];
   try {
     logKey = keyOf(options.logKey);
-    witnesses = (options.witnessKeys ?? []).map(keyOf);
+    // A key named twice is one witness: it must not count twice towards minCosignatures.
+    const byId = new Map((options.witnessKeys ?? []).map(keyOf).map((k) => [idOf(k), k]));
+    witnesses = [...byId.values()];
   } catch (err) {
     errors.push(`key: ${(err as Error).message}`);
     return done(null);
@@ -112,6 +114,10 @@ export async function verifyCheckpoint(
   if (logKey.alg !== ALG_ED25519) errors.push('key: the log key is not an Ed25519 note key');
   if (witnesses.some((w) => w.alg !== ALG_COSIGNATURE_V1)) {
     errors.push('key: a witness key is not a cosignature/v1 key');
+  }
+  const min = options.minCosignatures ?? 0;
+  if (!Number.isSafeInteger(min) || min < 0) {
+    errors.push('key: minCosignatures is not a whole number ≥ 0');
   }
   if (errors.length > 0) return done(null);
   let note: Note;
@@ -146,9 +152,13 @@ export async function verifyCheckpoint(
     }
     if (good) cosignatures.push(good);
   }
-  const min = options.minCosignatures ?? 0;
   if (cosignatures.length < min) {
     errors.push(`cosignatures: ${cosignatures.length} valid, at least ${min} required`);
   }
   return done(checkpoint, cosignatures);
+}
+
+/** A verifier key's identity: its name and key id (what a signature line is matched by). */
+function idOf(k: VerifierKey): string {
+  return `${k.name}\n${k.keyId}`;
 }

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { headerHash } from '../verify/batches.js';
+import { GENESIS, headerHash } from '../verify/batches.js';
 import { equalBytes, hashBytes, hex } from '../verify/bytes.js';
 import type { BatchRecord } from '../verify/types.js';
 import { fromBase64, toBase64 } from './base64.js';
@@ -334,6 +334,8 @@ async function batchRanges(
   for (const b of batches) {
     const item = `batch ${b.sequence}`;
     if (headerHash(b) !== b.hash) throw new Fault('batch', `${item}: hash is not its header's`);
+    // The first batch chains to the genesis hash (0x + 64 zeros).
+    if (b.sequence === 1) prevHash ??= GENESIS;
     if (prevHash !== null && b.prev_hash !== prevHash) {
       throw new Fault('batch', `${item}: prev_hash does not chain to the batch before`);
     }

@@ -155,7 +155,15 @@ export class Witness {
 
   /** Serves `POST /add-checkpoint` on `host:port` (port 0: any free port). */
   async listen(port: number, host = '127.0.0.1'): Promise<{ url: string; server: Server }> {
-    const server = createServer((req, res) => void this.serve(req, res));
+    const server = createServer((req, res) => {
+      // A request that fails while it is read (its client went away) ends only that request.
+      this.serve(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(400).end();
+        req.destroy();
+      });
+    });
+    // A request is small: one that trickles in is cut off instead of held for minutes.
+    server.requestTimeout = 10_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolve());

@@ -117,13 +117,20 @@ export function splitNote(note: string): { body: string; lines: string[] } | nul
   return { body, lines };
 }
 
-/** The bytes of a signature line for `v`, or null when the line is not by that key. */
+/**
+ * The bytes of a signature line for `v`, or null when the line is not by that key. The
+ * base64 must be canonical (standard alphabet, padded, nothing after it), as a verifier
+ * reading the served note requires: Node's decoder alone would also take URL-safe, unpadded
+ * or trailing characters, and a line kept so would break every client's check of the note.
+ */
 function lineBytes(line: string, v: Verifier): Buffer | null {
   if (!line.startsWith(SIG_PREFIX)) return null;
   const rest = line.slice(SIG_PREFIX.length);
   const sp = rest.lastIndexOf(' ');
   if (sp < 0 || rest.slice(0, sp) !== v.name) return null;
-  const bytes = Buffer.from(rest.slice(sp + 1), 'base64');
+  const b64 = rest.slice(sp + 1);
+  const bytes = Buffer.from(b64, 'base64');
+  if (bytes.toString('base64') !== b64) return null;
   if (bytes.length < 4 || !bytes.subarray(0, 4).equals(v.id)) return null;
   return bytes;
 }

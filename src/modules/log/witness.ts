@@ -46,6 +46,25 @@ export type WitnessAnswer =
 /** How long a witness may take to answer before it counts as down. */
 export const WITNESS_TIMEOUT_MS = 5_000;
 
+/** What is read of a witness's answer at most (a cosignature line is ~100 bytes). */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** The first `max` bytes of an answer as text; the rest is not read (the stream is cancelled). */
+async function readCapped(res: Response, max: number): Promise<string> {
+  if (res.body === null) return '';
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.length;
+  }
+  if (total >= max) await reader.cancel().catch(() => undefined);
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
 /**
  * One C2SP tlog-witness `add-checkpoint` request: `old <size>`, the consistency proof from
  * that size (base64 lines), a blank line and the signed checkpoint. A 200's lines are kept
@@ -66,7 +85,7 @@ export async function addCheckpoint(
     signal: AbortSignal.timeout(timeoutMs),
     redirect: 'error',
   });
-  const text = (await res.text()).slice(0, 64 * 1024);
+  const text = await readCapped(res, MAX_ANSWER_BYTES);
   if (res.status === 409) {
     const size = Number(text.trim());
     if (Number.isSafeInteger(size) && size >= 0) return { kind: 'size', size };
@@ -76,7 +95,9 @@ export async function addCheckpoint(
     return { kind: 'refused', status: res.status, message: text.slice(0, 200) };
   const parts = splitNote(note);
   if (!parts) return { kind: 'refused', status: 200, message: 'bad note' };
-  for (const line of text.split('\n')) {
+  for (const raw of text.split('\n')) {
+    // A witness answering with CRLF line ends: the line is kept without its CR.
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (verifyCosignatureLine(parts.body, line, w.verifier) !== null) {
       return { kind: 'cosigned', line };
     }
