@@ -198,6 +198,106 @@ describe('CRUD', () => {
   });
 });
 
+describe('a policy whose target is gone', () => {
+  // Who may delete it, by target (docs/policies.md): the rule's table, run for every caller.
+  type Caller = 'owner' | 'admin' | 'key with policies.delete';
+  const RULE: {
+    target: string;
+    gone: 'key deleted' | 'key expired' | 'member removed';
+    may: Caller[];
+  }[] = [
+    { target: 'api_key', gone: 'key deleted', may: ['owner', 'admin', 'key with policies.delete'] },
+    { target: 'api_key', gone: 'key expired', may: ['owner', 'admin', 'key with policies.delete'] },
+    { target: 'wallet', gone: 'member removed', may: ['owner'] },
+  ];
+  const CALLERS: Caller[] = ['owner', 'admin', 'key with policies.delete'];
+
+  /** A policy on a target of `gone`'s kind, then the target gone. */
+  async function orphan(w: Awaited<ReturnType<typeof world>>, gone: (typeof RULE)[number]['gone']) {
+    if (gone === 'member removed') {
+      const member = await createMember(svc, { orgId: w.orgId, role: 'member' });
+      const p = await createPolicy(w.owner, {
+        target_type: 'wallet',
+        target_id: member.walletId,
+        max_fee_wei: '1',
+      });
+      const res = await call(
+        'DELETE',
+        `/organizations/${w.orgId}/members/${member.memberId}`,
+        w.owner.headers,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      return p.id;
+    }
+    const key = await createApiKey(svc, w.owner, ['objects.read'] as Permission[], {
+      ttlHours: 1,
+    });
+    const p = await createPolicy(w.owner, {
+      target_type: 'api_key',
+      target_id: key.id,
+      max_fee_wei: '1',
+    });
+    // Expired an hour ago (moving the clock would end the callers' sessions too).
+    if (gone === 'key expired') {
+      await svc.container.db.execute(sql`UPDATE api_keys
+        SET expires_at = ${new Date(svc.clock.now().getTime() - 3_600_000)} WHERE id = ${key.id}`);
+    } else
+      expect((await call('DELETE', `/api-keys/${key.id}`, w.owner.headers)).statusCode).toBe(200);
+    return p.id;
+  }
+
+  for (const { target, gone, may } of RULE) {
+    for (const caller of CALLERS) {
+      const allowed = may.includes(caller);
+      it(`${target}, ${gone}: ${caller} ${allowed ? 'deletes it' : 'is refused'}`, async () => {
+        const w = await world();
+        const id = await orphan(w, gone);
+        // It cannot be changed any more.
+        const put = await call('PUT', `/policies/${id}`, w.owner.headers, {
+          name: 'p',
+          max_fee_wei: '2',
+        });
+        expect([put.statusCode, put.json<{ code: number }>().code]).toEqual([404, 5]);
+        const headers =
+          caller === 'owner'
+            ? w.owner.headers
+            : caller === 'admin'
+              ? (await createMember(svc, { orgId: w.orgId, role: 'admin' })).headers
+              : (
+                  await createApiKey(svc, w.owner, [
+                    'policies.read',
+                    'policies.delete',
+                  ] as Permission[])
+                ).headers;
+        const res = await call('DELETE', `/policies/${id}`, headers);
+        if (allowed) {
+          expect(res.statusCode, res.body).toBe(200);
+          expect((await call('GET', `/policies/${id}`, w.owner.headers)).statusCode).toBe(404);
+        } else {
+          expect([res.statusCode, res.json<{ code: number }>().code], res.body).toEqual([403, 7]);
+          expect(res.json<{ details: { owner_only?: boolean } }>().details.owner_only).toBe(true);
+          expect((await call('GET', `/policies/${id}`, w.owner.headers)).statusCode).toBe(200);
+        }
+      });
+    }
+  }
+
+  it('a full organization of such policies can be cleaned up by its owner', async () => {
+    const w = await world();
+    const now = svc.clock.now();
+    for (let i = 0; i < 99; i++) {
+      await svc.container.db.execute(sql`INSERT INTO policies (id, organization_id, name,
+        target_type, max_fee_wei, created_at, updated_at)
+        VALUES (${newId('policy')}, ${w.orgId}, 'filler', 'organization', 1, ${now}, ${now})`);
+    }
+    const id = await orphan(w, 'key deleted');
+    const body = { name: 'budget', target_type: 'organization', max_fee_wei: '1' };
+    expect((await call('POST', '/policies', w.owner.headers, body)).statusCode).toBe(429);
+    expect((await call('DELETE', `/policies/${id}`, w.owner.headers)).statusCode).toBe(200);
+    expect((await call('POST', '/policies', w.owner.headers, body)).statusCode).toBe(200);
+  });
+});
+
 describe('who is refused', () => {
   it('no credential: 401 code 16 on every route', async () => {
     const id = newId('policy');

@@ -134,24 +134,34 @@ export class PolicyService {
       if (!(await bumpPolicyVersion(tx, orgId))) throw notFound('organization');
       const row = await findPolicy(tx, orgId, id, true);
       if (!row) throw notFound('policy');
-      await this.bound(tx, auth, orgId, row.target_type, row.target_id);
+      await this.bound(tx, auth, orgId, row.target_type, row.target_id, { removing: true });
       await deletePolicy(tx, orgId, id);
     });
     this.states.forget(orgId);
   }
 
-  /** The ceiling: the caller must hold what the policy's target holds (see the class). */
+  /**
+   * The ceiling: the caller must hold what the policy's target holds (see the class).
+   * `removing`: the policy is being deleted, and a target that is gone does not make it
+   * undeletable (docs/policies.md, "A policy whose target is gone"): one on a deleted or
+   * expired API key (which never acts again) needs only the route's permission; one on a
+   * wallet that is no longer a member (it may be invited again) is an owner's to remove.
+   */
   private async bound(
     tx: Executor,
     auth: AuthContext,
     orgId: string,
     targetType: TargetType,
     targetId: string | null,
+    opts: { removing?: boolean } = {},
   ): Promise<void> {
     let granted: Granted;
     let what: string;
     if (targetType === 'wallet') {
       const role = await activeRoleOf(tx, orgId, targetId!);
+      if ((role === null || !isRole(role)) && opts.removing) {
+        return this.ceiling(auth, { role: 'owner' }, "a removed member's wallet");
+      }
       if (role === null || !isRole(role)) throw notFound('member wallet');
       // Its own wallet: in person, or through a key it made (a key acts for its creator's
       // wallet, whose policy binds the actions it signs). Only an owner, in person, may.
@@ -162,6 +172,7 @@ export class PolicyService {
       what = `a ${role}'s wallet`;
     } else if (targetType === 'api_key') {
       const perms = await liveKeyPermissions(tx, orgId, targetId!, this.clock.now());
+      if (perms === null && opts.removing) return;
       if (perms === null) throw notFound('api key');
       if (auth.apiKeyId === targetId) {
         throw forbidden('a policy that binds you is changed by someone else');
@@ -173,6 +184,11 @@ export class PolicyService {
       granted = { role: 'owner' };
       what = targetType === 'organization' ? 'the organization' : 'a template';
     }
+    this.ceiling(auth, granted, what);
+  }
+
+  /** Refuses (403 code 7) a caller who does not hold `granted` (the owner role: an owner). */
+  private ceiling(auth: AuthContext, granted: Granted, what: string): void {
     const granter = granterOf(auth);
     const missing: Permission[] = missingForGrant(granter, granted);
     const ownerOnly = 'role' in granted && granted.role === 'owner' && !granter.owner;
