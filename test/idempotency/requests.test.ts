@@ -279,8 +279,10 @@ describe('a first request still running', () => {
     expect(await a.begin(k, 'h')).toEqual({ kind: 'run' });
     await expect(b.begin(k, 'h')).rejects.toMatchObject({ code: 10 });
     await expect(b.begin(k, 'other')).rejects.toMatchObject({ code: 3 });
-    // Its process died: after two minutes without an answer another request takes the key.
+    // Its process died: after two minutes without an answer a retry takes the key, and
+    // another request with the same key is still refused as such.
     svc.clock.advance(2 * 60 * 1000 + 1);
+    await expect(b.begin(k, 'other')).rejects.toMatchObject({ code: 3 });
     expect(await b.begin(k, 'h')).toEqual({ kind: 'run' });
     // A released key runs again.
     await b.release(k, 'h');

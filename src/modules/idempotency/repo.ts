@@ -19,7 +19,8 @@ export type KeyRow = {
 
 /**
  * Takes the key for a first request: a new key, an expired one, or one whose first request
- * has run longer than `staleBefore` without an answer. True when taken.
+ * has run longer than `staleBefore` without an answer (taken over by the same request only).
+ * True when taken.
  */
 export async function claimKey(
   exec: Executor,
@@ -38,7 +39,8 @@ export async function claimKey(
       status = NULL, headers = NULL, body = NULL, locked_at = EXCLUDED.locked_at,
       created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
     WHERE idempotency_keys.expires_at <= ${now}
-      OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_at < ${staleBefore})
+      OR (idempotency_keys.status IS NULL AND idempotency_keys.locked_at < ${staleBefore}
+        AND idempotency_keys.request_hash = EXCLUDED.request_hash)
     RETURNING true AS taken`);
   return rows.length > 0;
 }
