@@ -25,6 +25,8 @@ interface Doctor {
   entries?: (n: number, bytes: Uint8Array) => Uint8Array;
   batches?: (list: FakeBatch[]) => FakeBatch[];
   verifierKey?: string;
+  /** Answers 404 for the paths it matches (data the log withholds). */
+  missing?: (path: string) => boolean;
 }
 
 let log: FakeLog;
@@ -40,6 +42,7 @@ const alerts: { headers: Record<string, unknown>; body: string }[] = [];
 
 function serve(req: { url?: string }): { status: number; type: string; body: string | Buffer } {
   const u = new URL(req.url ?? '/', 'http://x');
+  if (doctor.missing?.(u.pathname)) return { status: 404, type: 'text/plain', body: 'no' };
   const json = (v: unknown) => ({ status: 200, type: 'application/json', body: JSON.stringify(v) });
   if (u.pathname === '/public/network') {
     return json({
@@ -302,6 +305,30 @@ describe('ons-verify monitor', () => {
       await verifyWebhook(a.headers as Record<string, string>, a.body, 'cd'.repeat(32)),
     ).toEqual({ ok: false, reason: 'signature' });
     expect((await monitor('--webhook-key', key)).code).toBe(2);
+  });
+
+  it('names data withheld behind a signed checkpoint, and alerts on it', async () => {
+    const key = 'ab'.repeat(32);
+    const cases: [string, (p: string) => boolean, RegExp][] = [
+      ['entry tiles', (p) => p.startsWith('/log/tile/entries/'), /entry tile 0 is missing$/],
+      ['the batches', (p) => p === '/batches', /GET \/batches.*HTTP 404$/],
+    ];
+    for (const [what, missing, words] of cases) {
+      doctor = { missing };
+      const before = alerts.length;
+      const r = await monitor('--webhook', `${hookUrl}/alerts`, '--webhook-key', key);
+      expect(r.code, what).toBe(1);
+      expect(r.out, what).toMatch(/^FAULT withheld: size 263 is signed, but /);
+      expect(r.out, what).toMatch(words);
+      expect(alerts.length, what).toBe(before + 1);
+      expect(JSON.parse(alerts[alerts.length - 1]!.body)).toMatchObject({ fault: 'withheld' });
+    }
+    // The consistency proof from the last size it saw, withheld.
+    doctor = {};
+    expect((await monitor()).code).toBe(0);
+    log.addBatch(5);
+    doctor = { missing: (p) => p === '/log/proof/consistency' };
+    expect((await monitor()).out).toMatch(/^FAULT withheld: size 268 is signed, but /);
   });
 
   it('exits 2 when it cannot run (the service is unreachable)', async () => {

@@ -31,7 +31,11 @@ export type MonitorFault =
   | 'signature' // the checkpoint is not signed by the log's key (or the key changed)
   | 'cosignature' // a witness's cosignature is bad, or too few witnesses cosigned
   | 'entries' // the entry tiles do not hash to the signed root
-  | 'batch'; // a batch does not match the log
+  | 'batch' // a batch does not match the log
+  | 'withheld'; // the checkpoint is signed, but what it commits to is not served (tiles, proofs, batches)
+
+/** How long one request of a pass may take (a log that hangs is a log that withholds). */
+export const MONITOR_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface MonitorOptions {
   /** The service's public base URL. */
@@ -85,7 +89,9 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
   const f = opts.fetch ?? globalThis.fetch;
   const base = opts.url.replace(/\/+$/, '');
   const get = async (path: string, okMissing = false): Promise<Response | null> => {
-    const res = await f(`${base}${path}`);
+    const res = await f(`${base}${path}`, {
+      signal: AbortSignal.timeout(MONITOR_REQUEST_TIMEOUT_MS),
+    });
     if (okMissing && res.status === 404) return null;
     if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}`);
     return res;
@@ -124,7 +130,11 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       throw new Fault(fault, words.join('; '));
     }
     const cp = checked.checkpoint;
-    const next = await advance(state, cp, { get, json });
+    // The log signed this size: whatever it then fails to serve is withheld, not an outage.
+    const next = await advance(state, cp, { get, json }).catch((err: unknown) => {
+      if (err instanceof Fault) throw err;
+      throw new Fault('withheld', `size ${cp.size} is signed, but ${(err as Error).message}`);
+    });
     await writeState(opts.statePath, {
       version: 1,
       url: base,
