@@ -4,9 +4,9 @@ import {
   CODES_PER_RECIPIENT,
   REQUESTS_PER_REQUESTER,
   REQUESTS_PER_SIGNED_IN_WALLET,
-  networkOf,
   type CodePurpose,
 } from '../../src/modules/auth/codes.js';
+import { clientSubject, networkOf } from '../../src/lib/client-network.js';
 import { bearer, lastCode, outboxCount, signUp, uniqueEmail } from '../helpers/identity.js';
 import { useTestService } from '../helpers/harness.js';
 import type { TestService } from '../helpers/service.js';
@@ -234,5 +234,18 @@ describe('networkOf', () => {
     [undefined, 'net:unknown'],
   ])('puts %s in %s', (ip, net) => {
     expect(networkOf(ip)).toBe(net);
+  });
+});
+
+describe('clientSubject', () => {
+  it.each([
+    ['203.0.113.7', 'ip:203.0.113.7'],
+    ['::ffff:203.0.113.9', 'ip:203.0.113.9'],
+    ['2001:db8:1:2:3:4:5:6', 'ip:2001:db8:1:2::/64'],
+    ['2001:DB8:1:2::9', 'ip:2001:db8:1:2::/64'],
+    ['2001:db8:1:3::9', 'ip:2001:db8:1:3::/64'],
+    [undefined, 'ip:unknown'],
+  ])('counts %s as %s', (ip, subject) => {
+    expect(clientSubject(ip)).toBe(subject);
   });
 });

@@ -284,6 +284,25 @@ describe('POST /auth/login', () => {
     expect(elsewhere.statusCode).toBe(200);
   });
 
+  it('counts an IPv6 client by its /64: addresses hopped within it share one limit', async () => {
+    const inNet = (i: number) => `2001:db8:77:1::${(i + 1).toString(16)}`;
+    for (let i = 0; i < 20; i++) {
+      const r = await post(
+        '/auth/login',
+        { email: uniqueEmail('spray6'), password: 'guess' },
+        {},
+        inNet(i),
+      );
+      expect(r.statusCode, `attempt ${i}: ${r.body}`).toBe(401);
+    }
+    const acct = await signUp(svc);
+    const login = (ip: string) =>
+      post('/auth/login', { email: acct.email, password: acct.password }, {}, ip);
+    // A 21st address of the same /64 is refused; the next /64 is not.
+    expect((await login(inNet(20))).statusCode).toBe(429);
+    expect((await login('2001:db8:77:2::1')).statusCode).toBe(200);
+  });
+
   it('selects the organization given and joins it as member where self sign-up is allowed', async () => {
     const open = await createOrganization(svc, { allowSelfSignup: true });
     const acct = await signUp(svc);

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../../lib/errors.js';
+import { clientSubject } from '../../lib/client-network.js';
 import type { RefusalLimit } from '../auth.js';
 import type { App } from '../types.js';
 import { buildGroups, groupOf, type DefaultLimits, type Group, type GroupName } from './groups.js';
@@ -42,7 +43,7 @@ function anonymousGroup(opts: RateLimitOptions): Group {
 export function refusalLimit(opts: RateLimitOptions): RefusalLimit {
   const group = anonymousGroup(opts);
   return async (req, reply) => {
-    const subject = `ip:${req.ip}`;
+    const subject = clientSubject(req.ip);
     const d =
       opts.limiter.checkNow(group, subject, 1) ?? (await opts.limiter.check(group, subject, 1));
     setHeaders(reply, d);
@@ -55,7 +56,7 @@ function subjectOf(req: FastifyRequest, group: Group): string {
   if (group.per === 'organization' && auth?.orgId) return `org:${auth.orgId}`;
   if (auth?.apiKeyId) return `key:${auth.apiKeyId}`;
   if (auth) return `wal:${auth.walletId}`;
-  return `ip:${req.ip}`;
+  return clientSubject(req.ip);
 }
 
 function setHeaders(reply: FastifyReply, d: Decision) {
@@ -114,7 +115,7 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
     if (reply.hasHeader('x-ratelimit-limit') || req.routeOptions.config.rateLimit === 'none') {
       return done(null, payload);
     }
-    const subject = `ip:${req.ip}`;
+    const subject = clientSubject(req.ip);
     const now = opts.limiter.checkNow(anonymousDefault, subject, 1);
     if (now) {
       setHeaders(reply, now);

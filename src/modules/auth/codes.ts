@@ -1,9 +1,9 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { tooManyRequests } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { networkOf } from '../../lib/client-network.js';
 import type { MessageSender } from '../notify/index.js';
 import * as repo from './repo/codes.js';
 import type { Channel, CodePurpose } from './repo/codes.js';
@@ -42,45 +42,6 @@ const SUBJECTS: Record<CodePurpose, string> = {
 /** Salted with the code's id: equal codes never share a hash. */
 function hashCode(id: string, code: string): string {
   return createHash('sha256').update(`${id}:${code}`).digest('hex');
-}
-
-/** An IPv6 address's eight groups, or null. */
-function ipv6Groups(ip: string): number[] | null {
-  const bare = ip.split('%')[0]!.toLowerCase();
-  if (!isIPv6(bare)) return null;
-  const halves = bare.split('::');
-  const groupsOf = (part: string | undefined): number[] =>
-    !part
-      ? []
-      : part.split(':').flatMap((g) => {
-          if (!g.includes('.')) return [parseInt(g, 16)];
-          const [a, b, c, d] = g.split('.').map(Number) as [number, number, number, number];
-          return [(a << 8) | b, (c << 8) | d];
-        });
-  const head = groupsOf(halves[0]);
-  const tail = groupsOf(halves[1]);
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
-  return [...head, ...Array<number>(fill).fill(0), ...tail];
-}
-
-/**
- * The network an anonymous request comes from: an IPv4 address's /24, an IPv6 address's /64
- * (what one subscriber usually holds). One limit for a whole network, so hopping addresses
- * within it gains nothing.
- */
-export function networkOf(ip: string | undefined): string {
-  if (!ip) return 'net:unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  const v4 = mapped ? mapped[1]! : ip;
-  if (isIPv4(v4)) return `net:${v4.split('.').slice(0, 3).join('.')}.0/24`;
-  const groups = ipv6Groups(ip);
-  if (groups) {
-    return `net:${groups
-      .slice(0, 4)
-      .map((g) => g.toString(16))
-      .join(':')}::/64`;
-  }
-  return `net:${ip.slice(0, 64)}`;
 }
 
 /** Who asks for a code: a signed-in wallet, or an anonymous client at an address. */

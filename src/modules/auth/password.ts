@@ -2,6 +2,7 @@ import { hash, verify, type Algorithm } from '@node-rs/argon2';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import { tooManyRequests, unauthenticated } from '../../lib/errors.js';
+import { clientSubject } from '../../lib/client-network.js';
 import type { ClientContext } from '../../lib/client.js';
 import { oneContact, recipientOf, type Accounts, type Contact } from '../wallets/index.js';
 import type { TokenResponse } from './session-service.js';
@@ -71,7 +72,7 @@ export class PasswordLogin {
   async login(input: LoginInput, client: ClientContext): Promise<TokenResponse> {
     const contact = oneContact(input);
     const accountKey = `account:${recipientOf(contact)}`;
-    const addressKeys = client.ip ? [`ip:${client.ip}`] : [];
+    const addressKeys = client.ip ? [clientSubject(client.ip)] : [];
     // The failure is counted before the hash (and given back when the password is right),
     // so concurrent guesses cannot all pass a check made before any of them was counted.
     const wait = await this.throttle.reserve([accountKey, ...addressKeys]);

@@ -4,7 +4,8 @@ import * as repo from './repo/throttle.js';
 
 /**
  * Failed sign-in counting, behind a small interface so another store (e.g. Redis) can
- * replace it. Keys are `account:<email|phone>` and `ip:<address>`.
+ * replace it. Keys are `account:<email|phone>` and `ip:<address>` (an IPv6 client's /64,
+ * src/lib/client-network.ts).
  *
  * An attempt reserves its failure before the password is checked (`reserve`), so however
  * many arrive at once, no more than the free failures reach the password hash; a right

@@ -286,8 +286,10 @@ export async function removeCredentialsExcept(
       AND NOT (c.type = 'eoa' AND c.external_id = (SELECT address FROM wallets WHERE id = ${walletId}))`);
 }
 
+/** Raises a passkey's sign count, never lowers it (two sign-ins may record out of order). */
 export async function updateSignCount(exec: Executor, id: string, signCount: number) {
-  await exec.execute(sql`UPDATE credentials SET sign_count = ${signCount} WHERE id = ${id}`);
+  await exec.execute(sql`UPDATE credentials SET sign_count = GREATEST(sign_count, ${signCount})
+    WHERE id = ${id}`);
 }
 
 /** Notices of this kind sent to this address since `since`. */
