@@ -9,6 +9,7 @@ import { recoverEip191Address } from '../../lib/crypto/eip191.js';
 import { conflict, invalid, unauthenticated } from '../../lib/errors.js';
 import type { AuthContext } from '../../lib/permissions.js';
 import type { Accounts } from '../wallets/index.js';
+import { requireRecentSignIn } from './recent-sign-in.js';
 import { insertSiweNonce, spendSiweNonce } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
@@ -119,6 +120,7 @@ export class EoaService {
     auth: AuthContext,
     input: { message: string; signature: string },
   ): Promise<{ id: string }> {
+    await requireRecentSignIn(this.db, this.clock, auth);
     const address = await this.verify(this.db, input.message, input.signature);
     return this.db.transaction(async (tx) => {
       if (await this.accounts.credentialByExternalId(tx, 'eoa', address)) {

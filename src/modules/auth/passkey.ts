@@ -23,6 +23,7 @@ import {
   type PasskeyPurpose,
 } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
+import { requireRecentSignIn } from './recent-sign-in.js';
 import type { SignIn } from './sign-in.js';
 
 export const PASSKEY_TIMEOUT_MS = 5 * 60_000;
@@ -175,6 +176,7 @@ export class PasskeyService {
 
   /** Options to add a passkey to the signed-in wallet (its existing ones excluded). */
   async linkOptions(auth: AuthContext): Promise<CreationOptions> {
+    await requireRecentSignIn(this.db, this.clock, auth);
     const existing = (await this.accounts.credentials(this.db, auth.walletId))
       .filter((c) => c.type === 'passkey' && c.external_id)
       .map((c) => ({ id: c.external_id!, transports: c.transports }));
@@ -189,6 +191,7 @@ export class PasskeyService {
     await this.consumeChallenge(this.db, challenge, 'link', auth.walletId);
     const verified = await this.verifyRegistration(credential, challenge);
     return this.db.transaction(async (tx) => {
+      await requireRecentSignIn(tx, this.clock, auth);
       return { id: await this.saveCredential(tx, auth.walletId, verified) };
     });
   }

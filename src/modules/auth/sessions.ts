@@ -5,6 +5,7 @@ import { pageOf, parseList, type ListQuery, type Page } from '../../lib/list.js'
 import type { AuthContext } from '../../lib/permissions.js';
 import { asDate } from '../../db/values.js';
 import type { CredentialSessions } from '../wallets/index.js';
+import { requireRecentSignIn } from './recent-sign-in.js';
 import * as repo from './repo/sessions.js';
 import {
   hashToken,
@@ -113,6 +114,10 @@ export class SessionManager implements CredentialSessions {
    * Ends the live sessions a credential opened (it is being removed), but `keepSessionId`,
    * the one removing it. Answers their ids, for `forget` once the transaction committed.
    */
+  requireRecentSignIn(exec: Executor, auth: AuthContext): Promise<void> {
+    return requireRecentSignIn(exec, this.clock, auth);
+  }
+
   async endOpenedWith(
     exec: Executor,
     walletId: string,

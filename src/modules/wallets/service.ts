@@ -54,6 +54,8 @@ export interface CredentialSessions {
   ): Promise<string[]>;
   /** Once the transaction committed: this process stops trusting those sessions at once. */
   forget(sessionIds: readonly string[]): void;
+  /** Refuses (403 code 7) a caller whose sign-in is not recent (docs/auth.md). */
+  requireRecentSignIn(exec: Executor, auth: AuthContext): Promise<void>;
 }
 
 /** The signed-in wallet of a person and its credentials. */
@@ -115,13 +117,15 @@ export class WalletService {
   }
 
   /**
-   * Removes one credential. Refused (400 code 9) for the last one the wallet can sign in
-   * with, and for the EOA that is the wallet's own address (the address never changes).
+   * Removes one credential, for a caller signed in recently (403 code 7 otherwise: a stolen
+   * token must not remove the owner's credentials). Refused (400 code 9) for the last one the
+   * wallet can sign in with, and for the EOA that is the wallet's own address (the address never changes).
    * The sessions it opened end, but the caller's own. From the commit on it signs no action
    * on any process: the event bus checks the credential where it applies each action.
    */
   async removeCredential(auth: AuthContext, credentialId: string): Promise<void> {
     const ended = await this.db.transaction(async (tx) => {
+      await this.sessions.requireRecentSignIn(tx, auth);
       // Locking the wallet row serialises two removals that would each leave one.
       const wallet = await repo.findWallet(tx, { id: auth.walletId }, true);
       if (!wallet) throw unauthenticated('wallet not found');

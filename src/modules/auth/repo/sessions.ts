@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
-import type { DbTime } from '../../../db/values.js';
+import { asDate, type DbTime } from '../../../db/values.js';
 import {
   and,
   dateFilters,
@@ -86,6 +86,14 @@ export async function sessionState(
       AND m.status = 'active'
     WHERE s.id = ${sessionId}`);
   return rows[0] ?? null;
+}
+
+/** When a live session was opened by a sign-in (an organization switch keeps it); null: none. */
+export async function sessionSignedInAt(exec: Executor, sessionId: string): Promise<Date | null> {
+  const { rows } = await exec.execute<{ created_at: DbTime }>(
+    sql`SELECT created_at FROM sessions WHERE id = ${sessionId} AND ended_at IS NULL`,
+  );
+  return rows[0] ? asDate(rows[0].created_at) : null;
 }
 
 /** The session whose current refresh token this is, locked for its rotation. */
