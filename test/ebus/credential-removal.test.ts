@@ -265,10 +265,15 @@ describe('the sessions a removed credential opened', () => {
       );
       expect(refresh.statusCode).toBe(401);
     }
-    const { rows } = await a.container.db.execute<{ ended_reason: string }>(
-      sql`SELECT ended_reason FROM sessions WHERE id = ${viaEoa.id}`,
-    );
-    expect(rows[0]!.ended_reason).toBe('credential_removed');
+    // The switch replaced the EOA's session; the removal ended the one that replaced it.
+    const reason = async (id: string) =>
+      (
+        await a.container.db.execute<{ ended_reason: string }>(
+          sql`SELECT ended_reason FROM sessions WHERE id = ${id}`,
+        )
+      ).rows[0]!.ended_reason;
+    expect(await reason(viaEoa.id)).toBe('switched');
+    expect(await reason(switched.id)).toBe('credential_removed');
     for (const s of [viaPassword, { headers: w.headers }]) {
       expect((await get(a, '/wallets/me', s.headers)).statusCode).toBe(200);
     }

@@ -102,6 +102,17 @@ export class SessionService {
       continues: input.continues,
       now,
     });
+    if (input.continues !== undefined) {
+      // A switch replaces the session it continues: the old tokens stop working (else a
+      // switch would fork a session that logout and reuse detection end only half of).
+      await repo.endSessions(
+        exec,
+        { id: input.continues, walletId: input.walletId },
+        'switched',
+        now,
+      );
+      this.invalidate(input.continues);
+    }
     return this.tokenResponse(exec, sessionId, input.walletId, input.orgId, refreshToken);
   }
 

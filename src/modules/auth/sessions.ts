@@ -90,7 +90,15 @@ export class SessionManager implements CredentialSessions {
       this.sessions.invalidate(outcome.sessionId);
       return outcome.response;
     }
-    if (outcome.kind === 'end') await this.endWhere({ id: outcome.sessionId }, outcome.reason);
+    if (outcome.kind === 'end') {
+      // A reused refresh token ends the session and every one continued from it by an
+      // organization switch (its family): a thief who switched must not keep a fork.
+      const which =
+        outcome.reason === 'refresh_token_reuse'
+          ? { familyOf: outcome.sessionId }
+          : { id: outcome.sessionId };
+      await this.endWhere(which, outcome.reason);
+    }
     throw unauthenticated('invalid or expired refresh token');
   }
 
@@ -110,14 +118,14 @@ export class SessionManager implements CredentialSessions {
     return this.endWhere({ walletId, exceptId: keepSessionId }, reason, exec);
   }
 
-  /**
-   * Ends the live sessions a credential opened (it is being removed), but `keepSessionId`,
-   * the one removing it. Answers their ids, for `forget` once the transaction committed.
-   */
   requireRecentSignIn(exec: Executor, auth: AuthContext): Promise<void> {
     return requireRecentSignIn(exec, this.clock, auth);
   }
 
+  /**
+   * Ends the live sessions a credential opened (it is being removed), but `keepSessionId`,
+   * the one removing it. Answers their ids, for `forget` once the transaction committed.
+   */
   async endOpenedWith(
     exec: Executor,
     walletId: string,

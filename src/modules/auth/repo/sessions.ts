@@ -37,7 +37,9 @@ export interface NewSession {
 
 /**
  * A new session. One that continues another (an organization switch) takes over its
- * credential and its sign-in time, so switching never extends a session's absolute lifetime.
+ * credential, its sign-in time (so switching never extends a session's absolute lifetime) and
+ * its family (`family_id`: the first session of the chain, which a reused refresh token ends
+ * whole).
  */
 export async function insertSession(exec: Executor, s: NewSession): Promise<void> {
   const credentialId = s.continues
@@ -46,11 +48,14 @@ export async function insertSession(exec: Executor, s: NewSession): Promise<void
   const createdAt = s.continues
     ? sql`COALESCE((SELECT created_at FROM sessions WHERE id = ${s.continues}), ${s.now})`
     : sql`${s.now}`;
+  const familyId = s.continues
+    ? sql`(SELECT coalesce(family_id, id) FROM sessions WHERE id = ${s.continues})`
+    : sql`NULL`;
   await exec.execute(sql`INSERT INTO sessions (id, wallet_id, organization_id,
-      refresh_token_hash, device, ip, credential_id, last_used_at, created_at)
+      refresh_token_hash, device, ip, credential_id, last_used_at, created_at, family_id)
     VALUES (${s.id}, ${s.walletId}, ${s.orgId}, ${s.refreshTokenHash},
             ${s.device}, ${s.ip}, ${credentialId},
-            ${s.now}, ${createdAt})`);
+            ${s.now}, ${createdAt}, ${familyId})`);
 }
 
 /** The wallet's address and its active role in `orgId` (null outside it), for a token. */
@@ -140,7 +145,12 @@ export type SessionFilter = {
   walletId?: string;
   credentialId?: string;
   exceptId?: string | null;
-} & ({ id: string } | { id?: undefined; walletId: string });
+} & (
+  | { id: string }
+  | { id?: undefined; walletId: string }
+  /** The session and every session continued from it or from what it continued. */
+  | { id?: undefined; familyOf: string }
+);
 
 /** Ends the live sessions the filter picks; answers their ids. */
 export async function endSessions(
@@ -151,6 +161,10 @@ export async function endSessions(
 ): Promise<{ id: string }[]> {
   const where = and([
     f.id !== undefined ? sql`id = ${f.id}` : undefined,
+    'familyOf' in f
+      ? sql`coalesce(family_id, id) = (SELECT coalesce(s.family_id, s.id) FROM sessions s
+          WHERE s.id = ${f.familyOf})`
+      : undefined,
     f.walletId !== undefined ? sql`wallet_id = ${f.walletId}` : undefined,
     f.credentialId !== undefined ? sql`credential_id = ${f.credentialId}` : undefined,
     f.exceptId ? sql`id <> ${f.exceptId}` : undefined,
