@@ -207,6 +207,27 @@ describe('the allowances', () => {
     expect(reset.statusCode, reset.body).toBe(200);
   });
 
+  it("a wallet's wrong confirmation guesses do not wear out another wallet's code for the address", async () => {
+    const owner = await signUp(svc);
+    const squatter = await signUp(svc, { email: owner.email, password: 'squatter password' });
+    const net = freshNet();
+    expect((await post('/auth/verification-code', {}, net(), bearer(owner))).statusCode).toBe(200);
+    const code = await lastCode(svc, owner.email);
+    // The squatter asks for a code of its own, then guesses: each guess spends only its own.
+    expect((await post('/auth/verification-code', {}, net(2), bearer(squatter))).statusCode).toBe(
+      200,
+    );
+    const wrong = code === '000000' ? '000001' : '000000';
+    for (let i = 0; i < 6; i++) {
+      const r = await post('/auth/verify', { code: wrong }, net(2), bearer(squatter));
+      expect(r.statusCode).toBe(400);
+    }
+    // Nor can it use the owner's code: that code confirms only the wallet it was sent for.
+    expect((await post('/auth/verify', { code }, net(2), bearer(squatter))).statusCode).toBe(400);
+    const used = await post('/auth/verify', { code }, net(), bearer(owner));
+    expect(used.statusCode, used.body).toBe(200);
+  });
+
   it('retires the other live codes once one is used', async () => {
     const owner = await signUp(svc);
     const net = freshNet();

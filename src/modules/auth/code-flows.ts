@@ -91,7 +91,14 @@ export class CodeFlows {
     ].filter((r): r is string => r !== null);
     if (candidates.length === 0) throw failedPrecondition('this account is already confirmed');
     for (const recipient of candidates) {
-      const hit = await this.codes.consume({ purpose: 'verification', recipient, code });
+      // Only this wallet's codes: a guess must not spend the attempts of another wallet's
+      // code for the same address (one that only names it could wear out the owner's).
+      const hit = await this.codes.consume({
+        purpose: 'verification',
+        recipient,
+        code,
+        walletId: wallet.id,
+      });
       if (hit && hit.walletId === wallet.id) {
         const proof = await this.db.transaction((tx) =>
           this.accounts.confirmAddress(tx, wallet.id, hit.channel),

@@ -153,6 +153,8 @@ export class CodeStore {
     recipient: string;
     code: string;
     ip?: string;
+    /** Only this wallet's codes (a signed-in wallet confirming its address). */
+    walletId?: string;
   }): Promise<{ walletId: string; channel: Channel } | null> {
     const now = this.clock.now();
     const rows = await repo.spendAttempts(
@@ -162,6 +164,7 @@ export class CodeStore {
       CODE_MAX_ATTEMPTS,
       MAX_LIVE_CODES,
       now,
+      input.walletId ?? null,
     );
     let hit: repo.LiveCodeRow | null = null;
     for (const row of rows) {

@@ -150,11 +150,13 @@ export async function spendAttempts(
   maxAttempts: number,
   maxLive: number,
   now: Date,
+  walletId: string | null = null,
 ): Promise<LiveCodeRow[]> {
+  const ofWallet = walletId === null ? sql`` : sql` AND wallet_id = ${walletId}`;
   const { rows } = await exec.execute<LiveCodeRow & { created_at: DbTime }>(sql`
     UPDATE codes SET attempts = attempts + 1
     WHERE id IN (SELECT id FROM codes WHERE purpose = ${purpose}
-        AND recipient = ${recipient} AND used_at IS NULL AND expires_at > ${now}
+        AND recipient = ${recipient} AND used_at IS NULL AND expires_at > ${now}${ofWallet}
       ORDER BY created_at DESC, id DESC LIMIT ${maxLive})
       AND attempts < ${maxAttempts}
     RETURNING id, code_hash, wallet_id, channel, created_at`);
