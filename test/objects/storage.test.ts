@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import { createMember, type TestMember } from '../helpers/fixtures.js';
+import { form } from '../helpers/multipart.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
@@ -19,20 +20,6 @@ const PNG = Buffer.from(
 );
 const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
 const LIMIT = 64 * 1024;
-
-function form(parts: { name: string; filename?: string; type?: string; data: Buffer | string }[]) {
-  const boundary = '----onsboundary' + Math.random().toString(16).slice(2);
-  const chunks: Buffer[] = [];
-  for (const p of parts) {
-    let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
-    if (p.filename !== undefined) head += `; filename="${p.filename}"`;
-    head += '\r\n';
-    if (p.type) head += `Content-Type: ${p.type}\r\n`;
-    chunks.push(Buffer.from(head + '\r\n'), Buffer.from(p.data), Buffer.from('\r\n'));
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), type: `multipart/form-data; boundary=${boundary}` };
-}
 
 async function upload(headers: Record<string, string>, parts: Parameters<typeof form>[0]) {
   return uploadWith(headers, parts);
@@ -94,6 +81,9 @@ describe('POST /storage/upload', () => {
     );
     expect(other.statusCode).toBe(400);
     expect(other.json().details.fields[0].field).toBe('Idempotency-Key');
+    // A replay must not go on to store the file after answering (it once did, unseen when the
+    // count below ran first): give such a late write time to land before counting.
+    await new Promise((r) => setTimeout(r, 300));
     const { rows } = await svc.container.db.execute<{ n: number }>(
       sql`SELECT count(*)::int AS n FROM files WHERE organization_id = ${m.orgId} AND name = 'once.png'`,
     );

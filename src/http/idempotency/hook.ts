@@ -51,22 +51,27 @@ function requestHash(req: FastifyRequest, fingerprint?: string): string {
 
 /**
  * For a multipart route (it streams its body): called by the route once it has read the
- * body, with a fingerprint of what it read. Answers the reply to return when the first
- * answer is replayed; null when the route goes on (it is the first, or no key was sent).
+ * body, with a fingerprint of what it read. True when the first answer was replayed (the
+ * reply is sent: the route returns `reply` and does nothing more); false when the route goes
+ * on (it is the first, or no key was sent). A boolean, not the reply: a reply is thenable,
+ * so an async function returning it would hand the caller `undefined` once it is sent.
  */
 export async function beginAfterBody(
   req: FastifyRequest,
   reply: FastifyReply,
   fingerprint: string,
-): Promise<FastifyReply | null> {
+): Promise<boolean> {
   const pending = req.idempotencyPending;
-  if (!pending) return null;
+  if (!pending) return false;
   req.idempotencyPending = undefined;
   const hash = requestHash(req, fingerprint);
   const begun = await pending.keys.begin(pending.id, hash);
-  if (begun.kind === 'replay') return replay(reply, begun.answer);
+  if (begun.kind === 'replay') {
+    replay(reply, begun.answer);
+    return true;
+  }
   req.idempotency = { id: pending.id, hash };
-  return null;
+  return false;
 }
 
 /**

@@ -44,8 +44,7 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
         const { file, isPublic } = await readForm(req);
         if (!file)
           throw invalid('the field `file` is required', [{ field: 'file', reason: 'is required' }]);
-        const replayed = await beginAfterBody(req, reply, uploadFingerprint(file, isPublic));
-        if (replayed) return replayed;
+        if (await beginAfterBody(req, reply, uploadFingerprint(file, isPublic))) return reply;
         return storage.upload(auth, { ...file, isPublic });
       },
     );
