@@ -66,7 +66,7 @@ export interface Config {
   webauthn: { rpId: string; rpName: string; origins: string[] };
   google: { jwksUrl: string; clientIds: string[]; issuers: string[] };
   smtp: { url: string | null; from: string };
-  storage: { dir: string; uploadLimitBytes: number; s3: S3Config | null };
+  storage: { dir: string; uploadLimitBytes: number; quotaBytes: number; s3: S3Config | null };
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
   batches: {
     maxActions: number;
@@ -454,6 +454,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     storage: {
       dir: path.resolve(str(env, 'STORAGE_DIR', path.join(dataDir, 'files'))),
       uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1),
+      quotaBytes: int(env, 'STORAGE_QUOTA_BYTES', 10 * 1024 * 1024 * 1024, 1),
       s3: s3Endpoint
         ? {
             endpoint: s3Endpoint,

@@ -157,7 +157,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     objectVisibility(() => publicList.clear()),
   );
   const objects = new ObjectService(db, preparedRows(database.pool));
-  const storage = new StorageService(db, clock, createBlobStore(config.storage), config.publicUrl);
+  const storage = new StorageService(
+    db,
+    clock,
+    createBlobStore(config.storage),
+    config.publicUrl,
+    config.storage.quotaBytes,
+  );
   const indexer = new IndexerService(db);
   const webhooks = createWebhooks({ db, clock, config, logger: deps.logger });
   const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger, {

@@ -24,6 +24,7 @@ const OWNERS: Record<string, string> = {
   credentials: 'wallets',
   deposits: 'deposits',
   files: 'storage',
+  storage_usage: 'storage',
   idempotency_keys: 'idempotency',
   ledger_entries: 'balance',
   log_checkpoints: 'log',

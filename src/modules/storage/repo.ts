@@ -30,3 +30,30 @@ export async function findFile(exec: Executor, id: string): Promise<FileRow | nu
     ? { ...row, size_bytes: asNumber(row.size_bytes), created_at: asDate(row.created_at) }
     : null;
 }
+
+/** The bytes the organization's files take (0 before its first upload). */
+export async function usedBytes(exec: Executor, orgId: string): Promise<number> {
+  const { rows } = await exec.execute<{ bytes: number | string }>(
+    sql`SELECT bytes FROM storage_usage WHERE organization_id = ${orgId}`,
+  );
+  return rows[0] ? asNumber(rows[0].bytes) : 0;
+}
+
+/**
+ * Adds `bytes` to the organization's usage unless that would pass `quota`; false then (and
+ * nothing changes). One row per organization, so concurrent uploads are counted one by one.
+ */
+export async function addUsage(
+  exec: Executor,
+  orgId: string,
+  bytes: number,
+  quota: number,
+): Promise<boolean> {
+  const { rows } = await exec.execute(sql`
+    INSERT INTO storage_usage AS u (organization_id, bytes)
+    SELECT ${orgId}, ${bytes}::bigint WHERE ${bytes}::bigint <= ${quota}::bigint
+    ON CONFLICT (organization_id) DO UPDATE SET bytes = u.bytes + EXCLUDED.bytes
+      WHERE u.bytes + EXCLUDED.bytes <= ${quota}::bigint
+    RETURNING u.bytes`);
+  return rows.length === 1;
+}

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { invalid, notFound } from '../../lib/errors.js';
+import { AppError, Code, invalid, notFound } from '../../lib/errors.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import {
@@ -12,7 +12,7 @@ import {
 import type { ImageRecord } from '../objects/index.js';
 import type { BlobStore } from './blob-store.js';
 import { ALLOWED_TYPES, detectAllowedType } from './file-types.js';
-import { findFile, insertFile, type FileRow } from './repo.js';
+import { addUsage, findFile, insertFile, usedBytes, type FileRow } from './repo.js';
 
 export interface Upload {
   filename: string;
@@ -51,6 +51,8 @@ export class StorageService {
     private readonly clock: Clock,
     private readonly store: BlobStore,
     private readonly publicUrl: string,
+    /** What one organization's files may take in all (STORAGE_QUOTA_BYTES). */
+    private readonly quotaBytes: number = Number.MAX_SAFE_INTEGER,
   ) {}
 
   urlOf(id: string): string {
@@ -81,6 +83,10 @@ export class StorageService {
         { field: 'file', reason: 'type not allowed' },
       ]);
     }
+    // Checked before the bytes are stored, so a full organization writes nothing to the disk
+    // the database shares; counted with the record, so concurrent uploads cannot pass it.
+    const size = up.bytes.length;
+    if ((await usedBytes(this.db, orgId)) + size > this.quotaBytes) throw this.overQuota();
     const digest = sha256(up.bytes).toString('hex');
     await this.store.put(digest, up.bytes, type);
     const row: FileRow = {
@@ -89,13 +95,24 @@ export class StorageService {
       wallet_id: auth.walletId,
       name: cleanName(up.filename),
       type,
-      size_bytes: up.bytes.length,
+      size_bytes: size,
       hash: `0x${digest}`,
       is_public: up.isPublic,
       created_at: this.clock.now(),
     };
-    await insertFile(this.db, row);
+    await this.db.transaction(async (tx) => {
+      if (!(await addUsage(tx, orgId, size, this.quotaBytes))) throw this.overQuota();
+      await insertFile(tx, row);
+    });
     return this.toRecord(row);
+  }
+
+  private overQuota(): AppError {
+    return new AppError(
+      Code.RESOURCE_EXHAUSTED,
+      `the organization's files may take at most ${this.quotaBytes} bytes (STORAGE_QUOTA_BYTES)`,
+      { quota_bytes: this.quotaBytes },
+    );
   }
 
   /**
