@@ -1,3 +1,4 @@
+import { isIP, isIPv4 } from 'node:net';
 import path from 'node:path';
 import { isTimestamp } from './lib/timestamp.js';
 
@@ -42,7 +43,8 @@ export interface Config {
     idleTimeoutMs: number;
   };
   redisUrl: string | null;
-  trustProxy: boolean;
+  /** TRUST_PROXY: false, true (every hop), a hop count, or the proxies' addresses/CIDRs. */
+  trustProxy: TrustProxy;
   publicListCacheMs: number;
   rateLimits: {
     enabled: boolean;
@@ -211,6 +213,36 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
     throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+/** What Fastify's `trustProxy` takes of TRUST_PROXY. */
+export type TrustProxy = boolean | number | string[];
+
+/**
+ * TRUST_PROXY (docs/self-hosting.md, "Behind a proxy"): `false` (default: the socket's
+ * address), a whole number of proxies in front (the client address is the one the farthest
+ * of them saw: `1` behind one load balancer), a comma list of the proxies' addresses or CIDRs,
+ * or `true` (trust every hop: anyone can then choose their address by sending
+ * X-Forwarded-For, unless the proxy replaces that header).
+ */
+function trustProxy(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
+  const entries = raw.split(',').map((s) => s.trim());
+  for (const e of entries) {
+    const [address, bits, extra] = e.split('/');
+    const okBits =
+      bits === undefined ||
+      (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIPv4(address ?? '') ? 32 : 128));
+    if (extra !== undefined || !isIP(address ?? '') || !okBits) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of proxies, or addresses/CIDRs separated by commas; "${e}" is none of these`,
+      );
+    }
+  }
+  return entries;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -424,7 +456,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
         1000 * int(env, 'SESSION_IDLE_TIMEOUT_SECONDS', 7 * DAY_SECONDS, 60, 366 * DAY_SECONDS),
     },
     redisUrl: optional(env, 'REDIS_URL'),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),
     rateLimits: {
       enabled: rateLimited,

@@ -20,6 +20,7 @@ import { errorHandler } from './errors.js';
 import { requestLogger } from './logger.js';
 import { registerInputGuard } from './input-guard.js';
 import { isTimestamp } from '../lib/timestamp.js';
+import type { TrustProxy } from '../config.js';
 import type { Registry } from 'prom-client';
 import { registerMetrics } from './metrics.js';
 import { registerRequestTracing } from './tracing.js';
@@ -45,7 +46,7 @@ export interface AppOptions {
   metrics?: readonly ((registry: Registry) => void)[];
   /** Null turns rate limiting off (RATE_LIMIT_ENABLED=false). */
   rateLimit: RateLimitOptions | null;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   /** The v2 → v3 redirects and, after their sunset, the 410 answers (docs/api.md, "v2 paths"). */
   v2: V2Options;
   /** Registers the feature routes; runs after the shared hooks are in place. */
@@ -164,7 +165,14 @@ export async function buildApp(opts: AppOptions): Promise<App> {
         ? incoming
         : `req_${ulid()}`;
     },
-    trustProxy: opts.trustProxy,
+    // A hop count as a function (the typed option takes none): the n nearest hops are trusted.
+    trustProxy:
+      typeof opts.trustProxy === 'number'
+        ? (
+            (hops: number) => (_address: string, hop: number) =>
+              hop < hops
+          )(opts.trustProxy)
+        : opts.trustProxy,
     return503OnClosing: true,
     // Longer than any id, so an overlong one reaches its params schema, which names it;
     // past this the router refuses the path itself (frameworkErrors below).
