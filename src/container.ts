@@ -8,6 +8,7 @@ import type { Clock } from './lib/clock.js';
 import type { Worker } from './lib/worker.js';
 import { createIdentity, type Identity } from './modules/auth/identity.js';
 import { SessionService } from './modules/auth/session-service.js';
+import { AuthSweeper } from './modules/auth/sweeper.js';
 import { TokenService } from './modules/auth/token-service.js';
 import { Accounts, AddressNotices, WalletService } from './modules/wallets/index.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
@@ -202,6 +203,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
   const idempotency = new IdempotencyService(db, clock);
   const sweeper = new IdempotencySweeper(db, clock, deps.logger);
+  const authSweeper = new AuthSweeper(db, clock, config.sessions.maxAgeMs, deps.logger);
   const workers: Worker[] = [
     {
       name: 'ebus-committer',
@@ -219,6 +221,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
         if (config.role !== 'api') sweeper.start();
       },
       stop: () => sweeper.stop(),
+    },
+    {
+      name: authSweeper.name,
+      start: () => {
+        if (config.role !== 'api') authSweeper.start();
+      },
+      stop: () => authSweeper.stop(),
     },
     {
       name: webhookWorker.name,

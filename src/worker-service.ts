@@ -12,6 +12,7 @@ import { registerHealthRoutes } from './modules/health/routes.js';
 import { Readiness } from './modules/health/service.js';
 import { queueMetrics } from './queue-metrics.js';
 import { IdempotencySweeper } from './modules/idempotency/index.js';
+import { AuthSweeper } from './modules/auth/sweeper.js';
 import { LowBalanceNotifier } from './modules/balance/low-balance.js';
 import { createSender } from './modules/notify/sender.js';
 import { createWebhooks } from './modules/webhooks/wiring.js';
@@ -52,6 +53,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
   batches.sealer.setLog(log);
   const sealer = new BatchSealerWorker(batches.sealer, logger);
   const sweeper = new IdempotencySweeper(database.db, clock, logger);
+  const authSweeper = new AuthSweeper(database.db, clock, config.sessions.maxAgeMs, logger);
   const lowBalance = new LowBalanceNotifier(
     database.db,
     clock,
@@ -92,6 +94,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
       if (config.webhooks.deliveryInProcess) delivery.start();
       if (config.batches.sealerInProcess) sealer.start();
       sweeper.start();
+      authSweeper.start();
       lowBalance.start();
       logger.info(
         {
@@ -102,7 +105,13 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
       );
     },
     async close() {
-      await Promise.all([delivery.stop(), sealer.stop(), sweeper.stop(), lowBalance.stop()]);
+      await Promise.all([
+        delivery.stop(),
+        sealer.stop(),
+        sweeper.stop(),
+        authSweeper.stop(),
+        lowBalance.stop(),
+      ]);
       await log.settled();
       await batches.close();
       await webhooks.client.close();

@@ -33,7 +33,7 @@ export interface ThrottlePolicy {
 const FIRST_WAIT_MS = 30_000;
 const MAX_WAIT_MS = 15 * 60_000;
 /** A key with no failure for this long starts again from zero. */
-const FORGET_AFTER_MS = 60 * 60_000;
+export const FORGET_AFTER_MS = 60 * 60_000;
 
 /** The wait once a key has `failures` failures (the SQL of `repo.reserveFailure` matches). */
 export function waitAfter(failures: number, policy: ThrottlePolicy): number {
