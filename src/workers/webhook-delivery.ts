@@ -12,6 +12,12 @@ export interface DeliveryWorkerOptions {
   maxInFlight?: number;
   /** Attempts in flight at once per webhook: a hanging receiver holds at most this many. */
   perWebhook?: number;
+  /**
+   * Attempts in flight at once per organization, across its webhooks: an organization whose
+   * every receiver hangs holds at most this many, well below `maxInFlight`, so the others
+   * always find room.
+   */
+  perOrganization?: number;
   /** Most deliveries claimed by one query. */
   batch?: number;
   /** How often an idle worker looks for due deliveries. */
@@ -37,13 +43,16 @@ export class WebhookDeliveryWorker implements Worker {
   readonly name = 'webhook-delivery';
   private readonly maxInFlight: number;
   private readonly perWebhook: number;
+  private readonly perOrganization: number;
   private readonly batch: number;
   private readonly idlePollMs: number;
   private readonly flushMs: number;
   private readonly claimEvery: number;
   /** Attempts ended since the last claim. */
   private ended = 0;
+  /** Attempts in flight by webhook, and by organization. */
   private readonly inFlight = new Map<string, number>();
+  private readonly inFlightByOrg = new Map<string, number>();
   private readonly sending = new Set<Promise<void>>();
   /** Handed deliveries being looked at (take). */
   private readonly taking = new Set<Promise<void>>();
@@ -63,6 +72,7 @@ export class WebhookDeliveryWorker implements Worker {
     this.handoff = opts.handoff ?? null;
     this.maxInFlight = opts.maxInFlight ?? 256;
     this.perWebhook = opts.perWebhook ?? 64;
+    this.perOrganization = opts.perOrganization ?? 64;
     this.batch = opts.batch ?? 200;
     this.idlePollMs = opts.idlePollMs ?? 100;
     this.flushMs = opts.flushMs ?? 20;
@@ -128,8 +138,15 @@ export class WebhookDeliveryWorker implements Worker {
     if (room <= 0) return 0;
     const rooms = new Map<string, number>();
     for (const [id, n] of this.inFlight) rooms.set(id, this.perWebhook - n);
+    const orgRooms = new Map<string, number>();
+    for (const [id, n] of this.inFlightByOrg) orgRooms.set(id, this.perOrganization - n);
     this.ended = 0;
-    const claimed = await this.runner.claim(Math.min(room, this.batch), rooms, this.perWebhook);
+    const claimed = await this.runner.claim(Math.min(room, this.batch), {
+      rooms,
+      perWebhook: this.perWebhook,
+      orgRooms,
+      perOrganization: this.perOrganization,
+    });
     for (const d of claimed) this.send(d);
     return claimed.length;
   }
@@ -143,7 +160,15 @@ export class WebhookDeliveryWorker implements Worker {
     const left = new Set(handed.map((d) => d.id));
     for (const d of DeliveryRunner.ready(handed)) {
       const used = this.inFlight.get(d.webhook_id) ?? 0;
-      if (!this.running || this.busy >= this.maxInFlight || used >= this.perWebhook) continue;
+      const usedByOrg = this.inFlightByOrg.get(d.organization_id) ?? 0;
+      if (
+        !this.running ||
+        this.busy >= this.maxInFlight ||
+        used >= this.perWebhook ||
+        usedByOrg >= this.perOrganization
+      ) {
+        continue;
+      }
       left.delete(d.id);
       this.send(d, false);
     }
@@ -152,15 +177,15 @@ export class WebhookDeliveryWorker implements Worker {
 
   /** `claimed`: it came from a claim, so its end counts towards claiming again. */
   private send(d: ClaimedDelivery, claimed = true): void {
-    this.inFlight.set(d.webhook_id, (this.inFlight.get(d.webhook_id) ?? 0) + 1);
+    count(this.inFlight, d.webhook_id, 1);
+    count(this.inFlightByOrg, d.organization_id, 1);
     const p = this.runner.attempt(d).then((outcome) => {
       this.outcomes.push(outcome);
       this.scheduleFlush();
     });
     const done = p.finally(() => {
-      const n = (this.inFlight.get(d.webhook_id) ?? 1) - 1;
-      if (n <= 0) this.inFlight.delete(d.webhook_id);
-      else this.inFlight.set(d.webhook_id, n);
+      count(this.inFlight, d.webhook_id, -1);
+      count(this.inFlightByOrg, d.organization_id, -1);
       this.sending.delete(done);
       // Claiming after every single attempt would cost a query per delivery; handed ones
       // leave room for the next handed ones, not for a claim.
@@ -199,4 +224,11 @@ export class WebhookDeliveryWorker implements Worker {
     this.flushing = next;
     await next;
   }
+}
+
+/** Adds `by` to `key`'s count, dropping a count that reaches zero. */
+function count(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
 }

@@ -9,6 +9,7 @@ import {
   deactivateFailing,
   recordOutcomes,
   type ClaimedDelivery,
+  type ClaimRequest,
   type HandedDelivery,
   type Outcome,
 } from './repo/claims.js';
@@ -16,6 +17,12 @@ import { failQueued } from './repo/deliveries.js';
 
 export type { ClaimedDelivery, Outcome };
 import { signatureHeader } from './signing/sign.js';
+
+/** What a claim may still start per webhook and per organization (see claimDue). */
+export type ClaimRooms = Pick<
+  ClaimRequest,
+  'rooms' | 'perWebhook' | 'orgRooms' | 'perOrganization'
+>;
 
 /**
  * Waits before the second, third and fourth attempt (docs/webhooks.md, "Answers, retries and
@@ -29,6 +36,12 @@ export const RETRY_JITTER = 0.1;
  * "Answers, retries and statuses").
  */
 export const DEACTIVATE_AFTER = 3;
+/**
+ * The wait before trying again a delivery this process could not send for its own reasons
+ * (its host lookups were busy: PostResult.busy), ± RETRY_JITTER. Such a try is no attempt: it
+ * is not recorded and does not count towards `failed` or switching off (docs/webhooks.md).
+ */
+export const BUSY_RETRY_MS = 30_000;
 /** How long a claim lasts: well beyond one attempt's 10 s. */
 export const LEASE_MS = 60_000;
 
@@ -56,20 +69,15 @@ export class DeliveryRunner {
     private readonly random: () => number = Math.random,
   ) {}
 
-  /** Due deliveries for this worker, within each webhook's room (see claimDue). */
-  async claim(
-    limit: number,
-    rooms: Map<string, number>,
-    perWebhook: number,
-  ): Promise<ClaimedDelivery[]> {
+  /** Due deliveries for this worker, within each webhook's and organization's room (claimDue). */
+  async claim(limit: number, rooms: ClaimRooms): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
     return claimDue(this.db, {
       now,
       leaseUntil: new Date(now.getTime() + LEASE_MS),
       claimId: newId('event'),
       limit,
-      rooms,
-      perWebhook,
+      ...rooms,
     });
   }
 
@@ -128,8 +136,21 @@ export class DeliveryRunner {
       },
       body,
     );
-    const round = d.round_attempts + 1;
     const now = this.clock.now();
+    if (result.busy) {
+      // Not the receiver's doing: the delivery keeps its status and its count, due again soon.
+      const wait = BUSY_RETRY_MS * (1 + RETRY_JITTER * (2 * this.random() - 1));
+      return {
+        id: d.id,
+        claim_id: d.claim_id,
+        status: d.status,
+        attempt: null,
+        round_attempts: d.round_attempts,
+        next_attempt_at: new Date(now.getTime() + Math.round(wait)).toISOString(),
+        finished_at: null,
+      };
+    }
+    const round = d.round_attempts + 1;
     const attempt = {
       when_created: sentAt.toISOString(),
       status_code: result.statusCode,

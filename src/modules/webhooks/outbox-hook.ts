@@ -77,6 +77,7 @@ export function webhookOutboxHook(handoff: DeliveryHandoff): ApplyHooks {
                 return {
                   id: r.id,
                   webhook_id: r.webhook_id,
+                  organization_id: action.organizationId,
                   claim_id: claimId,
                   // The text outbox.ts wrote, with the batch the action joined.
                   event: `{"action":${row.ea},"batch_id":${JSON.stringify(action.log.batch_id)}},"object":${row.eo}}`,

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import { refusedAddress, type AddressPolicy, type HostResolver } from './address-policy.js';
-import { LookupsBusy } from './lookup-gate.js';
+import { LookupAbandoned, LookupsBusy } from './lookup-gate.js';
 
 /** Ten seconds to answer completely (docs/webhooks.md, "Answers, retries and statuses"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -14,7 +14,8 @@ const MAX_TARGETS = 10_000;
 
 export interface DeliveryClientOptions {
   policy: AddressPolicy;
-  resolve: HostResolver;
+  /** With `waitsForSlot` (gatedResolver), an attempt can tell when it waited for this process. */
+  resolve: HostResolver & { waitsForSlot?: (hostname: string) => boolean };
   /** An extra CA certificate (PEM) to trust besides the system's: tests only. */
   extraCa?: string | null;
   timeoutMs?: number;
@@ -26,11 +27,26 @@ export interface PostResult {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  /**
+   * Not sent because this process was too busy, not because of the receiver: its host lookup
+   * was refused by the lookup gate (LookupsBusy), or still waited for a slot at the deadline.
+   * The attempt does not count (delivery-runner.ts).
+   */
+  busy?: true;
 }
 
 /** An address the policy refused: the connection was never attempted. */
 class RefusedAddress extends Error {
   readonly code = 'ONS_WEBHOOK_ADDRESS';
+  /** Not for the address: the lookup gate refused it, or it still waited for a slot. */
+  busy = false;
+}
+
+/** Whether `err` (or its cause) is a refusal for this process's own busy lookups. */
+function refusedBusy(err: unknown): boolean {
+  if (err instanceof RefusedAddress) return err.busy;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof RefusedAddress && cause.busy;
 }
 
 type LookupCallback = (
@@ -72,15 +88,16 @@ export class DeliveryClient {
           if (options.all) cb(null, all);
           else cb(null, all[0]!.address, all[0]!.family);
         },
-        (err: unknown) =>
-          cb(
-            new RefusedAddress(
-              err instanceof LookupsBusy
-                ? `${hostname}: ${err.message}; not connected`
-                : `${hostname} does not resolve`,
-            ),
-            '',
-          ),
+        (err: unknown) => {
+          // Refused by the gate, or given up while it waited for a slot: this process was
+          // busy, nothing is known of the name.
+          if (err instanceof LookupsBusy || (err instanceof LookupAbandoned && !err.started)) {
+            const busy = new RefusedAddress(`${hostname}: ${err.message}; not connected`);
+            busy.busy = true;
+            return cb(busy, '');
+          }
+          cb(new RefusedAddress(`${hostname} does not resolve`), '');
+        },
       );
     };
     this.agent = new Agent({
@@ -146,7 +163,17 @@ export class DeliveryClient {
             : this.outcomeOf(statusCode),
         );
       const deadline = setTimeout(() => {
-        finish({ statusCode: null, error: this.late() });
+        // No connection yet, and the lookup it needs still waits for a slot: this process's
+        // lookups were busy (lookup-gate.ts), the receiver was never reached.
+        if (controller === null && this.opts.resolve.waitsForSlot?.(target.host)) {
+          finish({
+            statusCode: null,
+            error: `${target.host}: the host lookup waited for a slot; not connected`,
+            busy: true,
+          });
+        } else {
+          finish({ statusCode: null, error: this.late() });
+        }
         controller?.abort(new Error('deadline'));
       }, this.timeoutMs);
       deadline.unref();
@@ -172,7 +199,11 @@ export class DeliveryClient {
           },
           onResponseEnd: answered,
           onResponseError: (_c, err: Error) =>
-            finish({ statusCode: null, error: this.describe(err) }),
+            finish({
+              statusCode: null,
+              error: this.describe(err),
+              ...(refusedBusy(err) ? { busy: true as const } : {}),
+            }),
         },
       );
     });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, Code } from '../../../lib/errors.js';
 import { refusedHost, type HostResolver } from './address-policy.js';
-import { gatedResolver, LookupsBusy } from './lookup-gate.js';
+import { gatedResolver, LookupAbandoned, LookupsBusy } from './lookup-gate.js';
 
 /** A resolver whose lookups settle only when the test says: like a name server that is slow. */
 function heldResolver() {
@@ -87,6 +87,94 @@ describe('gatedResolver', () => {
     }
     await Promise.all(waiting);
     expect(held.started).toEqual(['a.example', 'b.example', 'c.example']);
+  });
+
+  it('coalesces requests for one name: 64 of a hanging name take one slot, another name runs at once', async () => {
+    const held = heldResolver();
+    const gated = gatedResolver(held.resolve, 2, 10);
+    const same = Array.from({ length: 64 }, () => gated('hang.example'));
+    await turn();
+    expect(held.started).toEqual(['hang.example']);
+    expect(gated.waitsForSlot('hang.example')).toBe(false);
+    const other = gated('other.example');
+    await turn();
+    expect(held.started).toEqual(['hang.example', 'other.example']);
+    held.settle('other.example');
+    expect(await other).toEqual(['93.184.215.14']);
+    held.settle('hang.example');
+    expect(await Promise.all(same)).toEqual(Array(64).fill(['93.184.215.14']));
+    // Settled: the next request for the name looks it up again.
+    const again = gated('hang.example');
+    await turn();
+    expect(held.started).toEqual(['hang.example', 'other.example', 'hang.example']);
+    held.settle('hang.example');
+    await again;
+  });
+
+  it('a name waiting for a slot holds one place in the queue, however many wait for it', async () => {
+    const held = heldResolver();
+    const gated = gatedResolver(held.resolve, 1, 1);
+    const first = gated('a.example');
+    const same = Array.from({ length: 10 }, () => gated('b.example'));
+    expect(gated.waitsForSlot('b.example')).toBe(true);
+    expect(gated.waitsForSlot('a.example')).toBe(false);
+    await expect(gated('c.example')).rejects.toBeInstanceOf(LookupsBusy);
+    held.settle('a.example');
+    await first;
+    await turn();
+    expect(held.started).toEqual(['a.example', 'b.example']);
+    held.settle('b.example');
+    expect(await Promise.all(same)).toEqual(Array(10).fill(['93.184.215.14']));
+  });
+
+  it('a caller that stops waiting for a shared lookup stops only itself', async () => {
+    const held = heldResolver();
+    const gated = gatedResolver(held.resolve, 1, 10);
+    const stop = new AbortController();
+    const leaving = gated('a.example', stop.signal);
+    const staying = gated('a.example');
+    const queuedStop = new AbortController();
+    const queuedLeaving = gated('b.example', queuedStop.signal);
+    const queuedStaying = gated('b.example');
+    stop.abort();
+    queuedStop.abort();
+    // Each says whether its lookup had started: one only queued knows nothing of the name.
+    await expect(leaving).rejects.toBeInstanceOf(LookupAbandoned);
+    await expect(leaving).rejects.toMatchObject({ started: true });
+    await expect(queuedLeaving).rejects.toMatchObject({ started: false });
+    held.settle('a.example');
+    expect(await staying).toEqual(['93.184.215.14']);
+    await turn();
+    // b.example still had a caller: it ran.
+    expect(held.started).toEqual(['a.example', 'b.example']);
+    held.settle('b.example');
+    expect(await queuedStaying).toEqual(['93.184.215.14']);
+  });
+
+  it('a waiting name whose callers have all gone never starts', async () => {
+    const held = heldResolver();
+    const gated = gatedResolver(held.resolve, 1, 10);
+    const first = gated('a.example');
+    const stops = [new AbortController(), new AbortController()];
+    const left = stops.map((s) => gated('b.example', s.signal));
+    for (const s of stops) s.abort();
+    for (const l of left) await expect(l).rejects.toThrow('no longer waited for');
+    expect(gated.waitsForSlot('b.example')).toBe(false);
+    held.settle('a.example');
+    await first;
+    await turn();
+    expect(held.started).toEqual(['a.example']);
+  });
+
+  it('shares a failure with every caller of the name', async () => {
+    let calls = 0;
+    const gated = gatedResolver(() => {
+      calls++;
+      return Promise.reject(new Error('ENOTFOUND'));
+    });
+    const all = Array.from({ length: 5 }, () => gated('gone.example'));
+    for (const p of all) await expect(p).rejects.toThrow('ENOTFOUND');
+    expect(calls).toBe(1);
   });
 
   it('an already aborted signal never starts a lookup', async () => {

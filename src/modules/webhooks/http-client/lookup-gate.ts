@@ -10,11 +10,13 @@ export type HostResolver = (hostname: string, signal?: AbortSignal) => Promise<s
  * ours can take the thread back: a webhook address whose name servers never answer holds
  * one for as long as the system retries. Unbounded, a few such addresses would take every
  * thread, and with them every file read, every other lookup and the asynchronous crypto of
- * all organizations. Bounded, they take at most these (docs/webhooks.md, "Addresses").
+ * all organizations. Bounded, they take at most these (docs/webhooks.md, "Addresses"). A
+ * name holds at most one of them, however many callers want it (see gatedResolver). More
+ * slots would need more threads (UV_THREADPOOL_SIZE) to leave the other users theirs.
  */
 export const LOOKUP_SLOTS = 2;
 
-/** Lookups that may wait for a slot; one more is refused at once. */
+/** Lookups (of distinct names) that may wait for a slot; one more is refused at once. */
 export const LOOKUP_QUEUE = 256;
 
 /** A lookup refused because too many wait for a slot already. */
@@ -25,63 +27,111 @@ export class LookupsBusy extends Error {
   }
 }
 
-/** The caller stopped waiting (its signal aborted). */
-const abandoned = () => new Error('the host lookup is no longer waited for');
+/**
+ * The caller stopped waiting (its signal aborted). `started`: its lookup was running then;
+ * if not, it had only waited for a slot, so nothing is known of the name.
+ */
+export class LookupAbandoned extends Error {
+  constructor(readonly started: boolean) {
+    super('the host lookup is no longer waited for');
+    this.name = 'LookupAbandoned';
+  }
+}
 
-interface Waiting {
-  start: () => void;
-  leave: () => void;
+/** A gated resolver, which also tells whether a lookup of a name waits for a slot now. */
+export interface GatedResolver extends HostResolver {
+  /** True while a lookup of `hostname` waits for a slot: it has not started. */
+  waitsForSlot(hostname: string): boolean;
+}
+
+interface Caller {
+  answer: (addresses: string[]) => void;
+  fail: (err: unknown) => void;
   signal: AbortSignal | undefined;
+  leave: () => void;
+}
+
+/** One lookup of one name, waiting for a slot or running, and everyone waiting for it. */
+interface Lookup {
+  hostname: string;
+  started: boolean;
+  callers: Set<Caller>;
 }
 
 /**
  * `resolve` with at most `slots` lookups running; the rest wait in arrival order, at most
- * `queue` of them. A slot is freed when its lookup settles, not when its caller stops
- * waiting: the thread is held until then. A caller that aborts while waiting leaves the
- * queue and its lookup never starts; one that aborts once its lookup runs is answered with
- * the abort at once, the lookup still holding its slot.
+ * `queue` of them. A request for a name whose lookup is waiting or running joins that lookup
+ * and is answered with it: a name never holds more than one slot, nor more than one place in
+ * the queue, however many connections want it at once. A slot is freed when its lookup
+ * settles, not when its callers stop waiting: the thread is held until then. A caller that
+ * aborts stops waiting itself, answered with the abort at once; a lookup still waiting whose
+ * callers have all gone leaves the queue and never starts, while one that runs holds its slot
+ * until it settles.
  */
 export function gatedResolver(
   resolve: HostResolver,
   slots = LOOKUP_SLOTS,
   queue = LOOKUP_QUEUE,
-): HostResolver {
+): GatedResolver {
   let running = 0;
-  const waiting: Waiting[] = [];
-  const next = () => {
-    while (running < slots && waiting.length > 0) {
-      const w = waiting.shift()!;
-      w.signal?.removeEventListener('abort', w.leave);
-      w.start();
+  const waiting: Lookup[] = [];
+  const byName = new Map<string, Lookup>();
+
+  const settle = (lookup: Lookup, end: (c: Caller) => void) => {
+    if (byName.get(lookup.hostname) === lookup) byName.delete(lookup.hostname);
+    for (const c of lookup.callers) {
+      c.signal?.removeEventListener('abort', c.leave);
+      end(c);
     }
+    lookup.callers.clear();
   };
-  return (hostname, signal) =>
+  const start = (lookup: Lookup) => {
+    lookup.started = true;
+    running++;
+    // The name's lookup runs once; its callers share the answer (or the failure).
+    resolve(lookup.hostname)
+      .then(
+        (addresses) => settle(lookup, (c) => c.answer(addresses)),
+        (err: unknown) => settle(lookup, (c) => c.fail(err)),
+      )
+      .finally(() => {
+        running--;
+        next();
+      });
+  };
+  const next = () => {
+    while (running < slots && waiting.length > 0) start(waiting.shift()!);
+  };
+
+  const gated = (hostname: string, signal?: AbortSignal) =>
     new Promise<string[]>((answer, fail) => {
-      if (signal?.aborted) return fail(abandoned());
-      const start = () => {
-        running++;
-        const stop = () => fail(abandoned());
-        signal?.addEventListener('abort', stop, { once: true });
-        resolve(hostname)
-          .then(answer, fail)
-          .finally(() => {
-            signal?.removeEventListener('abort', stop);
-            running--;
-            next();
-          });
-      };
-      if (running < slots) return start();
-      if (waiting.length >= queue) return fail(new LookupsBusy());
-      const w: Waiting = {
-        start,
+      if (signal?.aborted) return fail(new LookupAbandoned(false));
+      const found = byName.get(hostname);
+      if (!found && running >= slots && waiting.length >= queue) return fail(new LookupsBusy());
+      const joined = found ?? { hostname, started: false, callers: new Set<Caller>() };
+      const c: Caller = {
+        answer,
+        fail,
         signal,
         leave: () => {
-          const at = waiting.indexOf(w);
-          if (at !== -1) waiting.splice(at, 1);
-          fail(abandoned());
+          joined.callers.delete(c);
+          fail(new LookupAbandoned(joined.started));
+          // Nobody waits for it any more and it holds no thread yet: it never starts.
+          if (!joined.started && joined.callers.size === 0) {
+            const at = waiting.indexOf(joined);
+            if (at !== -1) waiting.splice(at, 1);
+            if (byName.get(hostname) === joined) byName.delete(hostname);
+          }
         },
       };
-      signal?.addEventListener('abort', w.leave, { once: true });
-      waiting.push(w);
+      signal?.addEventListener('abort', c.leave, { once: true });
+      joined.callers.add(c);
+      if (found) return;
+      byName.set(hostname, joined);
+      if (running < slots) start(joined);
+      else waiting.push(joined);
     });
+  return Object.assign(gated, {
+    waitsForSlot: (hostname: string) => byName.get(hostname)?.started === false,
+  });
 }

@@ -20,6 +20,8 @@ const ASYNC_COMMIT = sql`(SELECT set_config('synchronous_commit', 'off', true)) 
 export interface ClaimedDelivery {
   id: string;
   webhook_id: string;
+  /** The organization whose action queued it (its webhook's). */
+  organization_id: string;
   claim_id: string;
   /** `{action, object}`: the exact text of the body's `event` member. */
   event: string;
@@ -70,36 +72,58 @@ export interface ClaimRequest {
   /** Deliveries a webhook may still start here (per-webhook concurrency); absent: `perWebhook`. */
   rooms: Map<string, number>;
   perWebhook: number;
+  /**
+   * Deliveries an organization may still start here, across its webhooks; absent:
+   * `perOrganization`.
+   */
+  orgRooms: Map<string, number>;
+  perOrganization: number;
 }
 
 /**
  * Takes due deliveries for one worker (docs/webhooks.md, "Where deliveries are sent from"): `FOR
  * UPDATE SKIP LOCKED`, so workers in any number of processes never take the same row, and a lease
  * (`leased_until`), so a worker that dies mid-attempt loses nothing: the row is due again when the
- * lease ends. At most `room` rows per webhook, and webhooks without room are not even looked at, so
- * a hanging receiver's backlog cannot crowd out the others.
+ * lease ends. At most `room` rows per webhook and per organization, and webhooks and
+ * organizations without room are not even looked at, so neither a hanging receiver's backlog
+ * nor an organization's several hanging receivers can crowd out the others.
  */
 export async function claimDue(exec: Executor, r: ClaimRequest): Promise<ClaimedDelivery[]> {
   const rooms = [...r.rooms].map(([webhook_id, room]) => ({ webhook_id, room }));
   const full = rooms.filter((x) => x.room <= 0).map((x) => x.webhook_id);
+  const orgRooms = [...r.orgRooms].map(([organization_id, room]) => ({ organization_id, room }));
+  const fullOrgs = orgRooms.filter((x) => x.room <= 0).map((x) => x.organization_id);
   const scan = Math.max(r.limit * 5, 500);
   const { rows } = await exec.execute<RawClaimed>(sql`
     WITH rooms AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(rooms)}::jsonb)
         AS b(webhook_id text, room int)
+    ), org_rooms AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(orgRooms)}::jsonb)
+        AS b(organization_id text, room int)
     ), due AS (
-      SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
+      SELECT id, webhook_id, organization_id, next_attempt_at FROM webhook_deliveries
       WHERE next_attempt_at <= ${r.now}
         AND (leased_until IS NULL OR leased_until <= ${r.now})
         AND webhook_id NOT IN (SELECT jsonb_array_elements_text(${JSON.stringify(full)}::jsonb))
+        AND organization_id NOT IN
+          (SELECT jsonb_array_elements_text(${JSON.stringify(fullOrgs)}::jsonb))
       ORDER BY next_attempt_at LIMIT ${scan}
     ), fair AS (
-      SELECT d.id, d.next_attempt_at,
+      SELECT d.id, d.organization_id, d.next_attempt_at,
         row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS rn,
         coalesce(b.room, ${r.perWebhook}) AS room
       FROM due d LEFT JOIN rooms b ON b.webhook_id = d.webhook_id
+    ), fair_orgs AS (
+      -- Within the webhooks' room, at most the organization's own across its webhooks.
+      SELECT f.id, f.next_attempt_at,
+        row_number() OVER (PARTITION BY f.organization_id ORDER BY f.next_attempt_at, f.id)
+          AS orn,
+        coalesce(o.room, ${r.perOrganization}) AS org_room
+      FROM fair f LEFT JOIN org_rooms o ON o.organization_id = f.organization_id
+      WHERE f.rn <= f.room
     ), picked AS (
-      SELECT id FROM fair WHERE rn <= room ORDER BY next_attempt_at LIMIT ${r.limit}
+      SELECT id FROM fair_orgs WHERE orn <= org_room ORDER BY next_attempt_at LIMIT ${r.limit}
     ), locked AS (
       SELECT d.id FROM webhook_deliveries d
       WHERE d.id IN (SELECT id FROM picked) AND d.next_attempt_at <= ${r.now}
@@ -108,7 +132,7 @@ export async function claimDue(exec: Executor, r: ClaimRequest): Promise<Claimed
     ), claimed AS (
       UPDATE webhook_deliveries d SET leased_until = ${r.leaseUntil}, claim_id = ${r.claimId}
       FROM locked l, ${ASYNC_COMMIT} WHERE d.id = l.id
-      RETURNING d.id, d.webhook_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at,
+      RETURNING d.id, d.webhook_id, d.organization_id, d.claim_id, d.event, d.status, d.round_attempts, d.created_at,
         d.trace_parent
     )
     SELECT c.*, w.url, w.signing_key,
