@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SESSION_LIFETIMES } from '../../src/modules/auth/session-service.js';
-import { createMember, createOrganization } from '../helpers/fixtures.js';
+import { createMember, createOrganization, joinOrganization } from '../helpers/fixtures.js';
 import { bearer, sessionEnded, sessionIdOf, signUp, type Tokens } from '../helpers/identity.js';
 import { useTestService } from '../helpers/harness.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -119,10 +119,7 @@ describe('refresh tokens age out (defaults: 30 days absolute, 7 days idle)', () 
   it('does not extend the absolute lifetime by switching organization', async () => {
     const m = await createMember(svc);
     const other = await createMember(svc);
-    await svc.container.db.execute(sql`INSERT INTO members (id, organization_id, wallet_id,
-        email, role, status, created_at, updated_at)
-      VALUES (${`mem_${m.walletId}`}, ${other.orgId}, ${m.walletId}, ${m.email}, 'viewer',
-        'active', ${svc.clock.now()}, ${svc.clock.now()})`);
+    await joinOrganization(svc, m, other.orgId);
     // Busy, within the idle lifetime, until a day before the absolute one ends.
     let token = m.refreshToken;
     let access = m.accessToken;

@@ -1,6 +1,5 @@
-import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createMember } from '../helpers/fixtures.js';
+import { createMember, joinOrganization } from '../helpers/fixtures.js';
 import { bearer, sessionEnded, sessionIdOf, type Tokens } from '../helpers/identity.js';
 import { useTestService } from '../helpers/harness.js';
 
@@ -15,10 +14,7 @@ const svc = useTestService();
 async function twoOrganizations() {
   const m = await createMember(svc);
   const other = await createMember(svc);
-  await svc.container.db.execute(sql`INSERT INTO members (id, organization_id, wallet_id,
-      email, role, status, created_at, updated_at)
-    VALUES (${`mem_${m.walletId}`}, ${other.orgId}, ${m.walletId}, ${m.email}, 'viewer',
-      'active', ${svc.clock.now()}, ${svc.clock.now()})`);
+  await joinOrganization(svc, m, other.orgId);
   return {
     m,
     other: other.orgId,

@@ -67,3 +67,17 @@ export async function createMember(
     headers: { authorization: `Bearer ${tokens.access_token}` },
   };
 }
+
+/** Makes `m`'s wallet an active member of another organization too (a second membership). */
+export async function joinOrganization(
+  svc: TestService,
+  m: TestMember,
+  orgId: string,
+  role: Role = 'viewer',
+): Promise<void> {
+  const now = svc.clock.now();
+  await svc.container.db.execute(sql`INSERT INTO members (id, organization_id, wallet_id,
+      email, role, status, created_at, updated_at)
+    VALUES (${newId('member')}, ${orgId}, ${m.walletId}, ${m.email}, ${role}, 'active', ${now},
+      ${now})`);
+}

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { verifyWebhook } from '@ons/sdk';
+import { permissionsOfRole, type AuthContext } from '../../src/lib/permissions.js';
 import { ACTION_FEE, createSigner, createTemplate, fund, signEoa, type EoaSigner } from './ebus.js';
 import type { TestMember } from './fixtures.js';
 import type { TestService } from './service.js';
@@ -109,4 +110,17 @@ export async function expectRotationSignatures(
   expect(r.received[1]!.headers['x-webhook-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
   expect(await check(1, keys.rotated)).toBe(true);
   expect(await check(1, keys.old)).toBe(false);
+}
+
+/** An owner's in-person AuthContext for `m`, to call the webhooks service directly. */
+export function ownerAuthOf(m: TestMember): AuthContext {
+  return {
+    kind: 'user',
+    walletId: m.walletId,
+    orgId: m.orgId,
+    role: 'owner',
+    permissions: permissionsOfRole('owner'),
+    sessionId: null,
+    apiKeyId: null,
+  };
 }

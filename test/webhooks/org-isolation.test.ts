@@ -1,15 +1,19 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { permissionsOfRole, type AuthContext } from '../../src/lib/permissions.js';
 import { BUSY_RETRY_MS, RETRY_JITTER } from '../../src/modules/webhooks/delivery-runner.js';
 import type { HostResolver } from '../../src/modules/webhooks/http-client/address-policy.js';
 import { gatedResolver, LookupsBusy } from '../../src/modules/webhooks/http-client/lookup-gate.js';
 import { createWebhooks, type Webhooks } from '../../src/modules/webhooks/wiring.js';
 import { WebhookDeliveryWorker } from '../../src/workers/webhook-delivery.js';
-import type { TestMember } from '../helpers/fixtures.js';
 import type { Receiver } from '../helpers/webhook-receiver.js';
 import { webhookSuite } from '../helpers/webhook-suite.js';
-import { call, createWebhook, execute, signerWithTemplate } from '../helpers/webhooks.js';
+import {
+  call,
+  createWebhook,
+  execute,
+  ownerAuthOf,
+  signerWithTemplate,
+} from '../helpers/webhooks.js';
 
 /**
  * One organization cannot hold up another's deliveries (docs/webhooks.md, "Where deliveries
@@ -30,18 +34,6 @@ afterEach(async () => {
   await Promise.all(stopping);
   for (const close of closers.splice(0)) await close();
 });
-
-function authOf(m: TestMember): AuthContext {
-  return {
-    kind: 'user',
-    walletId: m.walletId,
-    orgId: m.orgId,
-    role: 'owner',
-    permissions: permissionsOfRole('owner'),
-    sessionId: null,
-    apiKeyId: null,
-  };
-}
 
 /** The webhooks feature on the test's database with its own resolver and answer time. */
 function webhooksWith(opts: { resolve?: HostResolver; timeoutMs?: number } = {}): Webhooks {
@@ -115,12 +107,12 @@ describe('attempts in flight per organization', () => {
     // Default settings throughout: 256 in flight, 64 per webhook, 10 s to answer.
     const hooks = webhooksWith();
     for (const r of hanging) {
-      await hooks.service.create(authOf(x.signer), {
+      await hooks.service.create(ownerAuthOf(x.signer), {
         url: r.url,
         rules: [{ template_id: x.templateId }],
       });
     }
-    await hooks.service.create(authOf(y.signer), {
+    await hooks.service.create(ownerAuthOf(y.signer), {
       url: fast.url,
       rules: [{ template_id: y.templateId }],
     });
@@ -226,11 +218,11 @@ describe('host lookups of one name', () => {
     };
     const hooks = webhooksWith({ resolve: counted });
     releases.push(() => names.giveUp());
-    await hooks.service.create(authOf(x.signer), {
+    await hooks.service.create(ownerAuthOf(x.signer), {
       url: `https://hang.example:${xr.port}/hook`,
       rules: [{ template_id: x.templateId }],
     });
-    await hooks.service.create(authOf(y.signer), {
+    await hooks.service.create(ownerAuthOf(y.signer), {
       url: `https://rebind.example:${fast.port}/hook`,
       rules: [{ template_id: y.templateId }],
     });
@@ -267,7 +259,7 @@ describe('an attempt this process could not make', () => {
         return ['127.0.0.1'];
       },
     });
-    const hook = await hooks.service.create(authOf(signer), {
+    const hook = await hooks.service.create(ownerAuthOf(signer), {
       url: `https://rebind.example:${r.port}/hook`,
       rules: [{ template_id: templateId }],
     });
@@ -302,7 +294,7 @@ describe('an attempt this process could not make', () => {
     // One slot, held by another name that stopped answering.
     const gate = gatedResolver(names.resolve, 1);
     const hooks = webhooksWith({ resolve: gate, timeoutMs: 1_000 });
-    const hook = await hooks.service.create(authOf(signer), {
+    const hook = await hooks.service.create(ownerAuthOf(signer), {
       url: `https://rebind.example:${r.port}/hook`,
       rules: [{ template_id: templateId }],
     });
@@ -322,7 +314,7 @@ describe('an attempt this process could not make', () => {
     const names = stallingResolver();
     releases.push(() => names.giveUp());
     const hooks = webhooksWith({ resolve: gatedResolver(names.resolve, 1), timeoutMs: 1_000 });
-    const hook = await hooks.service.create(authOf(signer), {
+    const hook = await hooks.service.create(ownerAuthOf(signer), {
       url: `https://hang.example:${r.port}/hook`,
       rules: [{ template_id: templateId }],
     });

@@ -1,8 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { permissionsOfRole, type AuthContext } from '../../src/lib/permissions.js';
 import { createWebhooks, type Webhooks } from '../../src/modules/webhooks/wiring.js';
 import { WebhookDeliveryWorker } from '../../src/workers/webhook-delivery.js';
-import type { TestMember } from '../helpers/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import {
   makeTestCa,
@@ -10,7 +8,7 @@ import {
   type Receiver,
   type TestCa,
 } from '../helpers/webhook-receiver.js';
-import { call, execute, signerWithTemplate } from '../helpers/webhooks.js';
+import { call, execute, ownerAuthOf, signerWithTemplate } from '../helpers/webhooks.js';
 
 /**
  * Issue 20 items 5 and 8: addresses are checked again when connecting (a name that resolved
@@ -42,18 +40,6 @@ async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
   return r;
 }
 
-function authOf(m: TestMember): AuthContext {
-  return {
-    kind: 'user',
-    walletId: m.walletId,
-    orgId: m.orgId,
-    role: 'owner',
-    permissions: permissionsOfRole('owner'),
-    sessionId: null,
-    apiKeyId: null,
-  };
-}
-
 /** The webhooks feature on the test's database with its own resolver and settings. */
 function webhooksWith(opts: {
   allowLoopback: boolean;
@@ -81,7 +67,7 @@ describe('the connect-time address check', () => {
     const r = await receiver();
     let answer = '93.184.215.14';
     const hooks = webhooksWith({ allowLoopback: false, resolve: async () => [answer] });
-    const hook = await hooks.service.create(authOf(signer), {
+    const hook = await hooks.service.create(ownerAuthOf(signer), {
       url: `https://rebind.example:${r.port}/hook`,
       rules: [{ template_id: templateId }],
     });
@@ -102,7 +88,7 @@ describe('the connect-time address check', () => {
     const { signer, templateId } = await signerWithTemplate(svc);
     const r = await receiver();
     const hooks = webhooksWith({ allowLoopback: true, resolve: async () => ['127.0.0.1'] });
-    await hooks.service.create(authOf(signer), {
+    await hooks.service.create(ownerAuthOf(signer), {
       url: `https://rebind.example:${r.port}/hook`,
       rules: [{ template_id: templateId }],
     });
@@ -138,15 +124,15 @@ describe('the answer time', () => {
     // whole answer never completes within the attempt's time.
     const dripping = await receiver(() => 'drip');
     const hooks = webhooksWith({ allowLoopback: true, timeoutMs: 2000 });
-    const a = await hooks.service.create(authOf(signer), {
+    const a = await hooks.service.create(ownerAuthOf(signer), {
       url: hanging.url,
       rules: [{ template_id: templateId }],
     });
-    const b = await hooks.service.create(authOf(signer), {
+    const b = await hooks.service.create(ownerAuthOf(signer), {
       url: late.url,
       rules: [{ template_id: templateId }],
     });
-    const c = await hooks.service.create(authOf(signer), {
+    const c = await hooks.service.create(ownerAuthOf(signer), {
       url: dripping.url,
       rules: [{ template_id: templateId }],
     });
@@ -179,8 +165,8 @@ describe('isolation', () => {
     const timeoutMs = 4000;
     const hooks = webhooksWith({ allowLoopback: true, timeoutMs });
     const rules = [{ template_id: templateId }];
-    await hooks.service.create(authOf(signer), { url: hanging.url, rules });
-    await hooks.service.create(authOf(signer), { url: fast.url, rules });
+    await hooks.service.create(ownerAuthOf(signer), { url: hanging.url, rules });
+    await hooks.service.create(ownerAuthOf(signer), { url: fast.url, rules });
     const count = 30;
     for (let nonce = 0; nonce < count; nonce++) {
       await execute(svc, signer, 'mint', { template_id: templateId }, nonce);

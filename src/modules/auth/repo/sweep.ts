@@ -1,47 +1,35 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
 
 // What the auth sweeper deletes (src/modules/auth/sweeper.ts): rows nothing reads any more,
 // at most `limit` of each table per call. Each answers how many it deleted.
 
-const count = async (exec: Executor, statement: ReturnType<typeof sql>): Promise<number> =>
-  (await exec.execute<{ n: number }>(statement)).rows[0]?.n ?? 0;
+/** Deletes at most `limit` rows of `table` where `due` holds; answers how many. */
+async function deleteDue(exec: Executor, table: string, due: SQL, limit: number): Promise<number> {
+  const t = sql.raw(table);
+  const { rows } = await exec.execute<{ n: number }>(sql`
+    WITH gone AS (DELETE FROM ${t} WHERE ctid IN (SELECT ctid FROM ${t} WHERE ${due} LIMIT ${limit})
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM gone`);
+  return rows[0]?.n ?? 0;
+}
 
 /** Failure counts whose window has passed and that block nobody now (they count as none). */
-export function deleteStaleFailures(
-  exec: Executor,
-  now: Date,
-  forgetBefore: Date,
-  limit: number,
-): Promise<number> {
-  return count(
+export const deleteStaleFailures = (exec: Executor, now: Date, forgetBefore: Date, limit: number) =>
+  deleteDue(
     exec,
-    sql`WITH gone AS (DELETE FROM sign_in_failures WHERE ctid IN (
-      SELECT ctid FROM sign_in_failures WHERE window_start < ${forgetBefore}
-        AND (blocked_until IS NULL OR blocked_until <= ${now}) LIMIT ${limit}) RETURNING 1)
-    SELECT count(*)::int AS n FROM gone`,
+    'sign_in_failures',
+    sql`window_start < ${forgetBefore} AND (blocked_until IS NULL OR blocked_until <= ${now})`,
+    limit,
   );
-}
 
 /**
  * Refresh tokens rotated away before `before` (the sessions' absolute lifetime ago): no
  * session they belonged to can still be refreshed, so their reuse means nothing.
  */
-export function deleteOldSpentTokens(exec: Executor, before: Date, limit: number): Promise<number> {
-  return count(
-    exec,
-    sql`WITH gone AS (DELETE FROM spent_refresh_tokens WHERE ctid IN (
-      SELECT ctid FROM spent_refresh_tokens WHERE spent_at < ${before} LIMIT ${limit}) RETURNING 1)
-    SELECT count(*)::int AS n FROM gone`,
-  );
-}
+export const deleteOldSpentTokens = (exec: Executor, before: Date, limit: number) =>
+  deleteDue(exec, 'spent_refresh_tokens', sql`spent_at < ${before}`, limit);
 
 /** Codes that expired before `before` (used or not): they can never be used again. */
-export function deleteOldCodes(exec: Executor, before: Date, limit: number): Promise<number> {
-  return count(
-    exec,
-    sql`WITH gone AS (DELETE FROM codes WHERE ctid IN (
-      SELECT ctid FROM codes WHERE expires_at < ${before} LIMIT ${limit}) RETURNING 1)
-    SELECT count(*)::int AS n FROM gone`,
-  );
-}
+export const deleteOldCodes = (exec: Executor, before: Date, limit: number) =>
+  deleteDue(exec, 'codes', sql`expires_at < ${before}`, limit);
