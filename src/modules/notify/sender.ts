@@ -49,7 +49,13 @@ export class OutboxSender implements MessageSender {
   }
 }
 
-/** SMTP when `SMTP_URL` is set; SMS still goes to the outbox (no SMS gateway configured). */
+/**
+ * SMTP when `SMTP_URL` is set; SMS still goes to the outbox (no SMS gateway configured).
+ * An email is handed to the mail server in the background: `send` answers at once, and a
+ * failure is logged (never the text). Waiting would tell from a request's time, or from its
+ * 500 when the server fails, whether a code went out, that is whether an account has the
+ * address, which the code routes answer alike (docs/auth.md, "Codes").
+ */
 export class SmtpSender implements MessageSender {
   private readonly transport: Transporter;
 
@@ -57,13 +63,23 @@ export class SmtpSender implements MessageSender {
     url: string,
     private readonly from: string,
     private readonly fallback: MessageSender,
+    private readonly log: BaseLogger,
   ) {
     this.transport = nodemailer.createTransport(url);
   }
 
-  async send(m: OutgoingMessage): Promise<void> {
+  send(m: OutgoingMessage): Promise<void> {
     if (m.channel !== 'email') return this.fallback.send(m);
-    await this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text });
+    this.transport.sendMail({ from: this.from, to: m.to, subject: m.subject, text: m.text }).then(
+      () => this.log.info({ channel: m.channel, kind: m.kind }, 'email handed to the mail server'),
+      // The error's code only: its message may name the recipient.
+      (err: unknown) =>
+        this.log.warn(
+          { kind: m.kind, code: (err as { code?: string }).code ?? 'unknown' },
+          'an email could not be handed to the mail server',
+        ),
+    );
+    return Promise.resolve();
   }
 }
 
@@ -74,5 +90,5 @@ export function createSender(
   smtp: { url: string | null; from: string },
 ): MessageSender {
   const outbox = new OutboxSender(db, clock, log);
-  return smtp.url ? new SmtpSender(smtp.url, smtp.from, outbox) : outbox;
+  return smtp.url ? new SmtpSender(smtp.url, smtp.from, outbox, log) : outbox;
 }
