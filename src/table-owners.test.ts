@@ -51,6 +51,7 @@ const OWNERS: Record<string, string> = {
   wallets: 'wallets',
   webauthn_challenges: 'auth',
   webhook_deliveries: 'webhooks',
+  webhook_replay_usage: 'webhooks',
   webhooks: 'webhooks',
 };
 

@@ -1,4 +1,6 @@
+import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { REPLAY_DELIVERIES_PER_DAY } from '../../src/modules/webhooks/delivery-log.js';
 import { createMember } from '../helpers/fixtures.js';
 import { expectRefusals } from '../helpers/route-security.js';
 import type { TestService } from '../helpers/service.js';
@@ -243,6 +245,36 @@ describe('POST /webhooks/{webhookId}/replay', () => {
     expect(await call(svc, signer, 'POST', `/webhooks/${hook.id}/replay`, before)).toEqual({
       queued: 1,
     });
+  });
+
+  it('bounds what replays queue per organization and UTC day: past it 429 code 8, nothing queued', async () => {
+    const { signer, hook } = await deliveredOnce(2, 200);
+    const events = (await call(svc, signer, 'GET', `/webhooks/${hook.id}/events?order=asc`)).events;
+    const url = `/webhooks/${hook.id}/replay`;
+    const both = {
+      since: events[0].when_created,
+      until: new Date(Date.parse(events[1].when_created) + 1).toISOString(),
+    };
+    const first = { since: events[0].when_created, until: events[1].when_created };
+    // Earlier replays of the day left room for one more delivery.
+    const day = svc.clock.now().toISOString().slice(0, 10);
+    await svc.container.db.execute(sql`INSERT INTO webhook_replay_usage
+      (organization_id, day, deliveries)
+      VALUES (${signer.orgId}, ${day}, ${REPLAY_DELIVERIES_PER_DAY - 1})`);
+    const over = await call(svc, signer, 'POST', url, both, 429);
+    expect(over).toMatchObject({
+      code: 8,
+      details: { replay_deliveries_per_day: REPLAY_DELIVERIES_PER_DAY, deliveries: 2 },
+    });
+    // Nothing was queued: both are still done, and one still fits.
+    const done = await call(svc, signer, 'GET', `/webhooks/${hook.id}/events?status=done`);
+    expect(done.events).toHaveLength(2);
+    expect(await call(svc, signer, 'POST', url, first)).toEqual({ queued: 1 });
+    await deliver();
+    // The day is full; the next UTC day starts afresh.
+    expect((await call(svc, signer, 'POST', url, first, 429)).code).toBe(8);
+    svc.clock.advance(24 * 60 * MINUTE);
+    expect(await call(svc, signer, 'POST', url, both)).toEqual({ queued: 2 });
   });
 
   it('refuses a range that is empty, backwards or longer than 31 days with 400 code 3', async () => {

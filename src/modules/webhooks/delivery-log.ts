@@ -1,6 +1,6 @@
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
-import { failedPrecondition, invalid, notFound } from '../../lib/errors.js';
+import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
 import { requireDeliveryReads } from './reach.js';
@@ -21,6 +21,8 @@ import type {
  */
 export const MAX_REPLAY_RANGE_MS = 31 * 24 * 3_600_000;
 export const MAX_REPLAY_DELIVERIES = 10_000;
+/** Deliveries one organization may queue again by replays per UTC day (two full replays). */
+export const REPLAY_DELIVERIES_PER_DAY = 2 * MAX_REPLAY_DELIVERIES;
 
 export function toDelivery(row: DeliveryRow): Delivery {
   return {
@@ -112,7 +114,9 @@ export class DeliveryLogService {
   /**
    * Queues again every delivery created in [since, until) that is in a final state (done,
    * failed, stopped), once: those queued are not final until attempted, so calling again
-   * for the same range meanwhile adds none. More than MAX_REPLAY_DELIVERIES → 400 code 3.
+   * for the same range meanwhile adds none. More than MAX_REPLAY_DELIVERIES → 400 code 3;
+   * past REPLAY_DELIVERIES_PER_DAY for the organization that UTC day → 429 code 8, nothing
+   * queued (a replay sends to any public address: its volume is bounded).
    */
   async replay(
     auth: AuthContext,
@@ -134,17 +138,30 @@ export class DeliveryLogService {
         { field: 'until', reason: 'must be at most 31 days after since' },
       ]);
     }
-    const n = await this.db.transaction((tx) =>
-      deliveries.requeueRange(
+    const now = this.clock.now();
+    const n = await this.db.transaction(async (tx) => {
+      const queued = await deliveries.requeueRange(
         tx,
         orgId,
         webhookId,
         since,
         until,
         MAX_REPLAY_DELIVERIES,
-        this.clock.now(),
-      ),
-    );
+        now,
+      );
+      // Counted with the requeue: a replay past the day's budget queues nothing.
+      if (queued > 0 && queued <= MAX_REPLAY_DELIVERIES) {
+        const day = now.toISOString().slice(0, 10);
+        if (!(await deliveries.addReplayUsage(tx, orgId, day, queued, REPLAY_DELIVERIES_PER_DAY))) {
+          throw new AppError(
+            Code.RESOURCE_EXHAUSTED,
+            `replays may queue at most ${REPLAY_DELIVERIES_PER_DAY} deliveries per organization and UTC day; this one holds ${queued}`,
+            { replay_deliveries_per_day: REPLAY_DELIVERIES_PER_DAY, deliveries: queued },
+          );
+        }
+      }
+      return queued;
+    });
     if (n > MAX_REPLAY_DELIVERIES) {
       throw invalid(`more than ${MAX_REPLAY_DELIVERIES} deliveries in the range; narrow it`, [
         { field: 'until', reason: `the range holds more than ${MAX_REPLAY_DELIVERIES} deliveries` },

@@ -174,3 +174,23 @@ export async function failQueued(
     WHERE webhook_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(webhookIds)}::jsonb))
       AND status IN ('pending', 'retrying')`);
 }
+
+/**
+ * Adds `n` replayed deliveries to the organization's count for `day` unless that would pass
+ * `budget`; false then (nothing changes). One row per organization and day.
+ */
+export async function addReplayUsage(
+  exec: Executor,
+  orgId: string,
+  day: string,
+  n: number,
+  budget: number,
+): Promise<boolean> {
+  const { rows } = await exec.execute(sql`
+    INSERT INTO webhook_replay_usage AS u (organization_id, day, deliveries)
+    SELECT ${orgId}, ${day}::date, ${n}::int WHERE ${n}::int <= ${budget}::int
+    ON CONFLICT (organization_id, day) DO UPDATE SET deliveries = u.deliveries + EXCLUDED.deliveries
+      WHERE u.deliveries + EXCLUDED.deliveries <= ${budget}::int
+    RETURNING u.deliveries`);
+  return rows.length === 1;
+}
