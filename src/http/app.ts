@@ -152,6 +152,20 @@ function makeAjv(options: AjvOptions): Ajv {
  * The HTTP application: conventions shared by every route (request ids, errors, auth,
  * metrics, OpenAPI) are installed here once, then the features register their routes.
  */
+/** The reference page's Content-Security-Policy (/docs and its files). */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     ...serverOptions(opts.timeouts),
@@ -272,7 +286,15 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, auth: 'none' };
     });
-    await docs.register(swaggerUi, { routePrefix: '/docs' });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      // The reference page runs only its own files: no script from anywhere else, no frame
+      // around it, no form or fetch leaving the service (docs/api.md, first paragraph).
+      // Swagger UI sets style attributes, hence the inline styles.
+      staticCSP: DOCS_CSP,
+      // Its validator badge would load an image from a third-party host.
+      uiConfig: { validatorUrl: null },
+    });
   });
 
   await registerConsole(app, { dir: opts.consoleDir, logger: opts.logger });

@@ -92,6 +92,50 @@ describeWithChromium('the console, served at /console', () => {
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/console'))).toEqual([]);
   });
 
+  it('serves the reference page at /docs under a strict CSP, rendered with no refusal', async () => {
+    for (const url of ['/docs/', '/docs/static/swagger-initializer.js', '/docs/json']) {
+      const res = await fetch(`${live.origin}${url}`);
+      expect(res.status, url).toBe(200);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      for (const directive of [
+        "default-src 'self'",
+        "script-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+      ]) {
+        expect(csp, url).toContain(directive);
+      }
+      expect(csp, url).not.toMatch(/script-src[^;]*unsafe/);
+    }
+    const { page, problems, context } = await browser.newPage();
+    const elsewhere: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(live.origin)) elsewhere.push(r.url());
+    });
+    await page.goto(`${live.origin}/docs/`);
+    await page.getByRole('heading', { name: /Object Network Service/ }).waitFor();
+    expect(problems).toEqual([]);
+    expect(elsewhere).toEqual([]);
+    // And the policy is in force: a script the page did not ship does not run.
+    const ran = await page.evaluate(() => {
+      const g = globalThis as unknown as {
+        document: {
+          createElement(tag: string): { textContent: string };
+          body: { appendChild(n: unknown): void };
+        };
+        inlineRan?: boolean;
+      };
+      const script = g.document.createElement('script');
+      script.textContent = 'globalThis.inlineRan = true';
+      g.document.body.appendChild(script);
+      return g.inlineRan === true;
+    });
+    expect(ran).toBe(false);
+    await context.close();
+  });
+
   it('shows a not-found page for an unknown address, with no CSP refusal', async () => {
     const { page, problems, context } = await browser.newPage();
     await page.goto(`${live.origin}/console/no/such/page`);
