@@ -9,6 +9,7 @@ import {
 } from '../lib/errors.js';
 import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
 import { isDatabaseUnavailable } from '../lib/pg-errors.js';
+import { linkUrlReason } from '../lib/link-url.js';
 
 /** gRPC code → HTTP status, in one place (docs/api.md, "Answers and errors"). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -52,6 +53,8 @@ function reasonOf(issue: AjvIssue): string {
   if (issue.keyword === 'pattern') {
     const kind = idKindOfPattern(String(issue.params?.pattern));
     if (kind) return `is not a well-formed id (${ID_PREFIXES[kind]}_ then 26 characters)`;
+    const link = linkUrlReason(issue.params?.pattern);
+    if (link) return link;
   }
   return issue.message ?? 'is invalid';
 }

@@ -9,6 +9,7 @@ import {
   type EoaSigner,
 } from '../helpers/ebus.js';
 import { useTestService } from '../helpers/harness.js';
+import { LINK_URL_REASON } from '../../src/lib/link-url.js';
 
 let owner: EoaSigner;
 let templateId: string;
@@ -96,6 +97,43 @@ describe('action params refusals name what is allowed', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().details.fields[0].field).toBe('action.params.metadata.edition');
     expect(res.json().details.fields[0].reason).not.toMatch(/unknown field/);
+  });
+});
+
+describe('an image link others could not render safely is refused', () => {
+  const image = (url: string) => ({
+    id: 'img',
+    name: 'a.png',
+    type: 'image/png',
+    url,
+    hash: '0x00',
+    is_public: true,
+    when_created: '2026-01-01T00:00:00.000Z',
+  });
+
+  it('on mint and on update, with 400 code 3 naming the field, and nothing changes', async () => {
+    const before = await snapshot(svc, owner.orgId, owner.walletId, objectId);
+    for (const url of ['javascript:alert(1)', 'JAVASCRIPT:alert(1)', 'data:text/html,x']) {
+      for (const [name, params] of [
+        ['mint', { template_id: templateId, metadata: { image: image(url) } }],
+        ['update', { object_id: objectId, metadata: { image: image(url) } }],
+      ] as const) {
+        const res = await execute(await signEoa(svc, owner, { name, params, nonce: 1 }));
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().code).toBe(3);
+        expect(res.json().details.fields).toEqual([
+          { field: 'action.params.metadata.image.url', reason: LINK_URL_REASON },
+        ]);
+      }
+    }
+    expect(await snapshot(svc, owner.orgId, owner.walletId, objectId)).toEqual(before);
+  });
+
+  it('takes an https image', async () => {
+    const params = { object_id: objectId, metadata: { image: image('https://cdn.example/a.png') } };
+    const res = await execute(await signEoa(svc, owner, { name: 'update', params, nonce: 1 }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().object.metadata.image.url).toBe('https://cdn.example/a.png');
   });
 });
 

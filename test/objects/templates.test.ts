@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { getTemplateForAction, validateCustom } from '../../src/modules/templates/service.js';
 import { newId } from '../../src/lib/ids.js';
+import { LINK_URL_REASON } from '../../src/lib/link-url.js';
 import { createMember, type TestMember } from '../helpers/fixtures.js';
 import { insertObject } from '../helpers/objects.js';
 import { useTestService } from '../helpers/harness.js';
@@ -100,6 +101,41 @@ describe('POST /templates', () => {
       const res = await create(owner, body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
       expect(res.json().code).toBe(3);
+    }
+  });
+
+  it('refuses a face link others could not render safely (400 code 3), on create and on replace', async () => {
+    const { id } = (await create(owner, { name: 'Linked' })).json();
+    for (const url of [
+      'javascript:alert(1)',
+      ' JavaScript:alert(1)',
+      'java\tscript:alert(1)',
+      'vbscript:msgbox(1)',
+      'data:text/html,<script>alert(1)</script>',
+      'data:image/svg+xml,<svg onload=alert(1)>',
+      'file:///etc/passwd',
+    ]) {
+      const faces = [{ ...face, url }];
+      for (const res of [
+        await create(owner, { name: 'x', faces }),
+        await svc.app.inject({
+          method: 'PUT',
+          url: `/templates/${id}`,
+          headers: owner.headers,
+          payload: { faces },
+        }),
+      ]) {
+        expect(res.statusCode, url).toBe(400);
+        expect(res.json().code).toBe(3);
+        expect(res.json().details.fields[0]).toEqual({
+          field: 'faces.0.url',
+          reason: LINK_URL_REASON,
+        });
+      }
+    }
+    for (const url of ['https://cdn.example/a.png', 'ipfs://bafy/a.png', '/files/a.png', '']) {
+      const res = await create(owner, { name: 'x', faces: [{ ...face, url }] });
+      expect(res.statusCode, url).toBe(200);
     }
   });
 

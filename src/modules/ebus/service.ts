@@ -14,6 +14,7 @@ import {
   unavailable,
 } from '../../lib/errors.js';
 import { nestsDeeperThan } from '../../lib/json-depth.js';
+import { linkUrlReason } from '../../lib/link-url.js';
 import { isDatabaseUnavailable } from '../../lib/pg-errors.js';
 import { requireOrg, type AuthContext } from '../../lib/permissions.js';
 import { actionLogPage } from './action-logs.js';
@@ -101,7 +102,11 @@ function paramsIssue(
       allowed.length > 0 ? `unknown field; allowed: ${allowed.join(', ')}` : 'unknown field';
     return { field: `action.params${path}`, reason };
   }
-  return { field: `action.params${path}`, reason: e?.message ?? 'is invalid' };
+  const reason =
+    (e?.keyword === 'pattern' ? linkUrlReason(e.params.pattern) : null) ??
+    e?.message ??
+    'is invalid';
+  return { field: `action.params${path}`, reason };
 }
 
 /**

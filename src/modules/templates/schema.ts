@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ListEnvelope, listQueryProperties } from '../../lib/list.js';
 import { IdParam } from '../../lib/ids.js';
+import { LinkUrl } from '../../lib/link-url.js';
 
 /** The action names a template may allow (docs/objects.md, "Templates"). */
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
@@ -12,7 +13,7 @@ const JsonObject = Type.Record(Type.String(), Type.Unknown());
 export const FaceSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 64 }),
-    url: Type.String({ maxLength: 2048 }),
+    url: LinkUrl,
     config: JsonObject,
     content: Type.String({ maxLength: 65_536 }),
   },

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { LinkUrl } from '../../../lib/link-url.js';
 
 /** The six actions (docs/ebus.md, "Actions and their params"). */
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
@@ -21,7 +22,7 @@ const ImageInput = Type.Object(
     id: Type.String({ maxLength: 64 }),
     name: Type.String({ maxLength: 256 }),
     type: Type.String({ maxLength: 128 }),
-    url: Type.String({ maxLength: 2048 }),
+    url: LinkUrl,
     hash: Type.String({ maxLength: 128 }),
     is_public: Type.Boolean(),
     when_created: Type.String({ format: 'date-time', maxLength: 64 }),
