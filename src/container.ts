@@ -149,7 +149,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     accounts,
     apiKeys: { forget: (ids) => ids.forEach((id) => apiKeyVerifier.forget(id)) },
   });
-  const wallets = new WalletService(db, clock, identity.sessions);
+  const wallets = new WalletService(db, clock, identity.sessions, accounts.notices);
   // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when a template goes private.
   const publicList = new MicroCache(config.publicListCacheMs);
   const templates = new TemplateService(

@@ -1,7 +1,8 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
 import { RECENT_SIGN_IN_MS } from '../../src/modules/auth/recent-sign-in.js';
-import { bearer, signUp, type Tokens } from '../helpers/identity.js';
+import { readOutbox } from '../../src/modules/notify/repo.js';
+import { bearer, lastCode, signUp, type Tokens } from '../helpers/identity.js';
 import { useTestService } from '../helpers/harness.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -115,4 +116,74 @@ describe('changing credentials needs a recent sign-in', () => {
       });
     }
   }
+});
+
+/**
+ * A change that commits is told to every address the wallet holds (docs/auth.md, "Changing
+ * credentials"), so an owner sees a thief's passkey or crypto wallet arrive. Each operation
+ * against an account that confirmed its email and one that did not; and a refused change
+ * tells nothing.
+ */
+describe('credential changes are told to the addresses the wallet holds', () => {
+  const KIND = {
+    'add a passkey': 'passkey-added',
+    'link a crypto wallet': 'eoa-linked',
+    'remove a credential': 'credential-removed',
+  } as const;
+  const noticesSent = () => svc.container.identity.accounts.notices.idle();
+  const kindsTo = async (to: string) =>
+    (await readOutbox(svc.container.db, to, 50)).map((m) => m.kind);
+
+  async function account(confirmed: boolean) {
+    const acct = await signUp(svc);
+    if (confirmed) {
+      expect((await post('/auth/verification-code', {}, bearer(acct))).statusCode).toBe(200);
+      const code = await lastCode(svc, acct.email);
+      expect((await post('/auth/verify', { code }, bearer(acct))).statusCode).toBe(200);
+    }
+    return acct;
+  }
+
+  async function change(operation: (typeof OPERATIONS)[number], tokens: Tokens) {
+    if (operation === 'add a passkey') return addPasskey(tokens);
+    if (operation === 'link a crypto wallet') return linkEoa(tokens);
+    // A second credential to remove, added while the sign-in is fresh.
+    expect((await linkEoa(tokens)).statusCode).toBe(200);
+    const { credentials } = (await get('/wallets/me/credentials', bearer(tokens))).json<{
+      credentials: { id: string; type: string; label: string }[];
+    }>();
+    const eoa = credentials.find((c) => c.type === 'eoa')!.id;
+    return svc.app.inject({
+      method: 'DELETE',
+      url: `/wallets/me/credentials/${eoa}`,
+      headers: bearer(tokens),
+    });
+  }
+
+  for (const operation of OPERATIONS) {
+    for (const confirmed of [true, false]) {
+      const told = confirmed ? `tells the address (${KIND[operation]})` : 'tells no one';
+      it(`${operation}, email ${confirmed ? 'confirmed' : 'not confirmed'}: ${told}`, async () => {
+        const acct = await account(confirmed);
+        const res = await change(operation, acct);
+        expect(res.statusCode, res.body).toBe(200);
+        await noticesSent();
+        const kinds = (await kindsTo(acct.email)).filter((k) => k !== 'verification');
+        // Newest first; a removal's setup linked the crypto wallet it removes.
+        const setup = operation === 'remove a credential' ? ['eoa-linked'] : [];
+        expect(kinds).toEqual(confirmed ? [KIND[operation], ...setup] : []);
+      });
+    }
+  }
+
+  it('a change refused for want of a recent sign-in tells no one', async () => {
+    const acct = await account(true);
+    svc.clock.advance(11 * MIN);
+    for (const operation of ['add a passkey', 'link a crypto wallet'] as const) {
+      const res = await change(operation, acct);
+      expect(res.statusCode, res.body).toBe(403);
+    }
+    await noticesSent();
+    expect((await kindsTo(acct.email)).filter((k) => k !== 'verification')).toEqual([]);
+  });
 });

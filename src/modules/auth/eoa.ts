@@ -122,12 +122,14 @@ export class EoaService {
   ): Promise<{ id: string }> {
     await requireRecentSignIn(this.db, this.clock, auth);
     const address = await this.verify(this.db, input.message, input.signature);
-    return this.db.transaction(async (tx) => {
+    const linked = await this.db.transaction(async (tx) => {
       if (await this.accounts.credentialByExternalId(tx, 'eoa', address)) {
         throw conflict('this crypto wallet is already linked to a wallet');
       }
       return { id: await this.addCredential(tx, auth.walletId, address) };
     });
+    await this.accounts.notices.credentialChanged(auth.walletId, 'eoa-linked');
+    return linked;
   }
 
   private addCredential(tx: Executor, walletId: string, address: string): Promise<string> {

@@ -190,10 +190,12 @@ export class PasskeyService {
     const challenge = challengeOf(credential);
     await this.consumeChallenge(this.db, challenge, 'link', auth.walletId);
     const verified = await this.verifyRegistration(credential, challenge);
-    return this.db.transaction(async (tx) => {
+    const added = await this.db.transaction(async (tx) => {
       await requireRecentSignIn(tx, this.clock, auth);
       return { id: await this.saveCredential(tx, auth.walletId, verified) };
     });
+    await this.accounts.notices.credentialChanged(auth.walletId, 'passkey-added');
+    return added;
   }
 
   private async creationOptions(

@@ -4,12 +4,28 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import type { MessageSender } from '../notify/index.js';
 import { recipientOf, type Contact } from './contact.js';
-import { countNoticesSince, findHolder, insertNotice } from './repo.js';
+import { countNoticesSince, findHolder, findWallet, insertNotice } from './repo.js';
 
 /** Notices an address gets of one kind per hour, like codes (codes.ts). */
 export const MAX_NOTICES_PER_HOUR = 5;
 
-export type NoticeKind = 'sign-up-attempt' | 'confirmation-attempt';
+export type NoticeKind =
+  | 'sign-up-attempt'
+  | 'confirmation-attempt'
+  | 'passkey-added'
+  | 'eoa-linked'
+  | 'credential-removed';
+
+/** The credential changes its holder's addresses are told of (credentialChanged). */
+export type CredentialChange = Extract<
+  NoticeKind,
+  'passkey-added' | 'eoa-linked' | 'credential-removed'
+>;
+
+const IF_NOT_YOU =
+  'If it was you, there is nothing to do. If not, someone is signed in to your account: ' +
+  'reset your password, end the sessions you do not know (Sessions) and remove what you did ' +
+  'not add.';
 
 const MESSAGES: Record<NoticeKind, { subject: string; text: string }> = {
   'sign-up-attempt': {
@@ -26,6 +42,18 @@ const MESSAGES: Record<NoticeKind, { subject: string; text: string }> = {
       'Another account asked for a code to confirm this address. The address is already ' +
       'confirmed for your account, so no code was sent and your account is unchanged. ' +
       'There is nothing to do.',
+  },
+  'passkey-added': {
+    subject: 'A passkey was added to your account',
+    text: `A passkey was just added to your account; it can now sign in and sign actions.\n\n${IF_NOT_YOU}`,
+  },
+  'eoa-linked': {
+    subject: 'A crypto wallet was linked to your account',
+    text: `A crypto wallet was just linked to your account; it can now sign in and sign actions.\n\n${IF_NOT_YOU}`,
+  },
+  'credential-removed': {
+    subject: 'A sign-in method was removed from your account',
+    text: `A way to sign in (a password, passkey or crypto wallet) was just removed from your account, and the sessions it opened ended.\n\n${IF_NOT_YOU}`,
   },
 };
 
@@ -88,6 +116,27 @@ export class AddressNotices {
       }
     } catch {
       this.log.warn({ kind: 'sign-up-attempt' }, 'address notice not sent');
+    }
+  }
+
+  /**
+   * After a credential change committed: each address the wallet holds (confirmed) hears of
+   * it, in the background, so a thief who added their own credential with a stolen session
+   * is seen (docs/auth.md, "Changing credentials"). Never throws: the change is done.
+   */
+  async credentialChanged(walletId: string, kind: CredentialChange): Promise<void> {
+    try {
+      const wallet = await findWallet(this.db, { id: walletId });
+      const held: Contact[] = [];
+      if (wallet?.email && wallet.email_confirmed_at) {
+        held.push({ channel: 'email', email: wallet.email });
+      }
+      if (wallet?.phone_number && wallet.phone_confirmed_at) {
+        held.push({ channel: 'sms', phoneNumber: wallet.phone_number });
+      }
+      for (const address of held) await this.send(address, kind, { background: true });
+    } catch {
+      this.log.warn({ kind }, 'address notice not sent');
     }
   }
 

@@ -5,6 +5,7 @@ import { failedPrecondition, notFound, unauthenticated } from '../../lib/errors.
 import type { AuthContext } from '../../lib/permissions.js';
 import type { KeyObject } from 'node:crypto';
 import { coseToKeyObject } from '../../lib/crypto/webauthn-assertion.js';
+import type { AddressNotices } from './address-notices.js';
 import * as repo from './repo.js';
 import type { PublicCredential, SignerLinks } from './schema.js';
 
@@ -64,6 +65,7 @@ export class WalletService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly sessions: CredentialSessions,
+    private readonly notices: Pick<AddressNotices, 'credentialChanged'>,
   ) {}
 
   /** `GET /wallets/me`. */
@@ -144,6 +146,7 @@ export class WalletService {
       return this.sessions.endOpenedWith(tx, wallet.id, target.id, auth.sessionId);
     });
     this.sessions.forget(ended);
+    await this.notices.credentialChanged(auth.walletId, 'credential-removed');
   }
 }
 
