@@ -96,6 +96,11 @@ export interface Config {
     origin: string;
     /** LOG_WITNESSES: `<witness verifier key>=<url>`, comma-separated (checked at start). */
     witnesses: string;
+    /**
+     * LOG_WITNESS_REFRESH_SECONDS: a witness whose cosignature of the latest checkpoint is
+     * older than this (or missing) is asked again, so verifiers can require fresh ones.
+     */
+    witnessRefreshSeconds: number;
   };
   webhooks: {
     allowLoopback: boolean;
@@ -520,6 +525,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       signingKey: logSigningKey(env),
       origin: logOrigin(env, publicUrl),
       witnesses: str(env, 'LOG_WITNESSES', ''),
+      witnessRefreshSeconds: int(env, 'LOG_WITNESS_REFRESH_SECONDS', 1800, 60, 86_400),
     },
     webhooks: {
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),

@@ -7,8 +7,10 @@ import { main as onsVerify } from '@ons/sdk/cli';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { headerHash, verifyWebhook } from '@ons/sdk';
 import {
+  cosignatureLine,
   cosignatureVerifierKey,
   generateSigner,
+  noteSignatureLine,
   noteVerifierKey,
   type SignerKey,
 } from '../src/log/signer.js';
@@ -240,6 +242,30 @@ describe('ons-verify monitor', () => {
     expect((await monitor()).out).toBe(
       `FAULT cosignature: ${witness.name}'s cosignature does not verify`,
     );
+  });
+
+  it('names a stale log: too few cosignatures within --max-age (a frozen log or an old view)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const at = (t: number) => () => {
+      const body = log.body(log.size);
+      return `${body}\n${noteSignatureLine(log.signer, body)}\n${cosignatureLine(witness, body, t)}\n`;
+    };
+    doctor.checkpoint = at(now - 7200);
+    expect(await monitor('--min-cosignatures', '1', '--max-age', '3600')).toEqual({
+      code: 1,
+      out:
+        'FAULT stale: 0 of the cosignatures are at most 3600 s old, at least 1 required ' +
+        `(the newest is ${Math.floor(Date.now() / 1000) - (now - 7200)} s old)`,
+    });
+    // Without --max-age the same checkpoint passes; a fresh cosignature passes with it.
+    expect((await monitor('--min-cosignatures', '1')).code).toBe(0);
+    doctor.checkpoint = at(now - 60);
+    expect((await monitor('--min-cosignatures', '1', '--max-age', '3600')).code).toBe(0);
+    for (const bad of ['0', '-5', '1.5', 'x']) {
+      const r = await monitor('--max-age', bad);
+      expect(r.code, bad).toBe(2);
+      expect(r.out, bad).toMatch(/--max-age is a whole number/);
+    }
   });
 
   it('names a batch whose actions_hash is not the root of its entries, or that the checkpoint does not name', async () => {

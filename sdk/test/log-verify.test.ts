@@ -353,6 +353,50 @@ describe('checkpoints and cosignatures (the contract of docs/log.md)', () => {
     }
   });
 
+  it('counts only cosignatures within maxAgeSeconds, when asked (a frozen log is stale)', async () => {
+    const t = 1_700_000_000;
+    const text = cosigned(`${cosignatureLine(w1, body, t)}\n${cosignatureLine(w2, body, t - 100)}`);
+    const keys = { ...opts, witnessKeys: [cosignatureVerifierKey(w1), cosignatureVerifierKey(w2)] };
+    // Each age against each quorum: a cosignature counts while now − its time ≤ maxAge.
+    for (const [now, min, fresh] of [
+      [t + 3600, 2, 1],
+      [t + 3500, 2, 2],
+      [t + 3600, 1, 1],
+      [t + 3601, 1, 0],
+      [t - 50, 2, 2],
+    ] as const) {
+      const r = await verifyCheckpoint(text, {
+        ...keys,
+        minCosignatures: min,
+        maxAgeSeconds: 3600,
+        now,
+      });
+      expect(r.cosignatures, `${now} ${min}`).toHaveLength(2);
+      expect(r.errors, `${now} ${min}`).toEqual(
+        fresh >= min
+          ? []
+          : [
+              `stale: ${fresh} of the cosignatures are at most 3600 s old, at least ${min} ` +
+                `required (the newest is ${now - t} s old)`,
+            ],
+      );
+    }
+    // Without maxAgeSeconds age is not looked at; a quorum short anyway says so, not stale.
+    expect(
+      (await verifyCheckpoint(text, { ...keys, minCosignatures: 2, now: t + 10 ** 6 })).errors,
+    ).toEqual([]);
+    expect(
+      (await verifyCheckpoint(text, { ...keys, minCosignatures: 3, maxAgeSeconds: 60, now: t }))
+        .errors,
+    ).toEqual(['cosignatures: 2 valid, at least 3 required']);
+    for (const maxAgeSeconds of [0, -1, 1.5, Number.NaN, Infinity]) {
+      const bad = await verifyCheckpoint(text, { ...keys, minCosignatures: 1, maxAgeSeconds });
+      expect(bad.errors, String(maxAgeSeconds)).toEqual([
+        'key: maxAgeSeconds is not a whole number > 0',
+      ]);
+    }
+  });
+
   it('refuses a bad signature, another key, another origin and a forged cosignature', async () => {
     const other = generateSigner('log.example.org');
     const forged = `${body}\n${noteSignatureLine(other, body)}\n`;

@@ -39,6 +39,8 @@ let stalledArrived: () => void = () => undefined;
 const witnessSigner = generateSigner('witness.example/a');
 const downSigner = generateSigner('witness.example/down');
 let nonce = 0;
+/** The live witness's clock, unix seconds (a test moves it to make old cosignatures). */
+let witnessClock = () => Date.now() / 1000;
 
 async function mint(n: number) {
   for (let i = 0; i < n; i++) {
@@ -70,6 +72,7 @@ beforeAll(async () => {
     signer: witnessSigner,
     logs: [parseVerifierKey(logKey)],
     statePath: join(dir, 'state.json'),
+    now: () => witnessClock(),
   });
   live = (await witness.listen(0)).server;
   stalled = createServer(() => {
@@ -166,4 +169,50 @@ describe('witnesses', () => {
     );
     expect(rows).toEqual([{ witness: 'witness.example/a', tree_size: 10 }]);
   }, 20_000);
+
+  it('asks a witness again once its cosignature is older than LOG_WITNESS_REFRESH_SECONDS (or missing), so a log that does not grow shows fresh ones', async () => {
+    const log = svc.container.log;
+    const network = (await svc.app.inject({ method: 'GET', url: '/public/network' })).json<{
+      log: { verifier_key: string };
+    }>();
+    const keys = {
+      logKey: network.log.verifier_key,
+      witnessKeys: [cosignatureVerifierKey(witnessSigner), cosignatureVerifierKey(downSigner)],
+      minCosignatures: 1,
+      maxAgeSeconds: 3600,
+    };
+    const served = async () =>
+      (await svc.app.inject({ method: 'GET', url: '/log/checkpoint' })).body;
+    const refresh = async (advanceMs: number) => {
+      svc.clock.advance(advanceMs);
+      await log.refreshCosignatures();
+      await log.settled();
+    };
+    const size = parseCheckpoint(await served()).size;
+    const asked = stalledRequests;
+    // Past the refresh period the live witness cosigns the same checkpoint again; its clock
+    // runs two hours behind, so the new cosignature is already too old for the verifier.
+    witnessClock = () => Date.now() / 1000 - 7200;
+    await refresh(1_801_000);
+    const old = await served();
+    expect(parseCheckpoint(old).size).toBe(size);
+    expect((await verifyCheckpoint(old, keys)).errors[0]).toMatch(
+      /^stale: 0 of the cosignatures are at most 3600 s old, at least 1 required/,
+    );
+    // The down witness, which never cosigned it, was asked again too.
+    expect(stalledRequests).toBe(asked + 1);
+    // Within the period nothing is asked of the live witness, whatever its clock says now.
+    witnessClock = () => Date.now() / 1000;
+    await refresh(300_000);
+    expect((await verifyCheckpoint(await served(), keys)).errors[0]).toMatch(/^stale/);
+    // Past it, a fresh cosignature of the same checkpoint replaces the old one.
+    await refresh(1_801_000);
+    const fresh = await served();
+    expect(parseCheckpoint(fresh).size).toBe(size);
+    expect(parseCheckpoint(fresh).signatures.map((x) => x.name)).toEqual([
+      ORIGIN,
+      'witness.example/a',
+    ]);
+    expect((await verifyCheckpoint(fresh, keys)).errors).toEqual([]);
+  }, 40_000);
 });

@@ -150,6 +150,10 @@ export async function main(
     .option('--log-key <vkey>', "the log's verifier key (default: pinned at the first run)")
     .option('--witness-key <vkey...>', 'witness keys (default: pinned at the first run)')
     .option('--min-cosignatures <n>', 'cosignatures required from those witnesses', '0')
+    .option(
+      '--max-age <seconds>',
+      'count only cosignatures at most this old (use with --min-cosignatures; e.g. 7200)',
+    )
     .option('--webhook <url>', 'POST a signed report there on a fault')
     .option('--webhook-key <hex>', 'the 64-hex key that signs the report (as webhooks are signed)')
     .action(
@@ -159,6 +163,7 @@ export async function main(
         logKey?: string;
         witnessKey?: string[];
         minCosignatures: string;
+        maxAge?: string;
         webhook?: string;
         webhookKey?: string;
       }) => {
@@ -174,6 +179,7 @@ export async function main(
           ...(o.logKey ? { logKey: o.logKey } : {}),
           ...(o.witnessKey ? { witnessKeys: o.witnessKey } : {}),
           minCosignatures: wholeNumber('--min-cosignatures', o.minCosignatures),
+          ...(o.maxAge !== undefined ? { maxAgeSeconds: positive('--max-age', o.maxAge) } : {}),
           ...(o.webhook ? { webhookUrl: o.webhook, webhookKey: o.webhookKey! } : {}),
         });
         out.log(r.ok ? `ok    ${r.message}` : `FAULT ${r.fault}: ${r.message}`);
@@ -202,4 +208,11 @@ if (/ons-verify(\.[cm]?[jt]s)?$/.test(invoked)) {
 function wholeNumber(flag: string, text: string): number {
   if (!/^\d{1,9}$/.test(text)) throw new Error(`${flag} is a whole number ≥ 0, not "${text}"`);
   return Number(text);
+}
+
+/** A flag's value as a whole number > 0, or a clear error. */
+function positive(flag: string, text: string): number {
+  const n = wholeNumber(flag, text);
+  if (n === 0) throw new Error(`${flag} is a whole number > 0, not "${text}"`);
+  return n;
 }

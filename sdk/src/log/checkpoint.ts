@@ -68,13 +68,23 @@ export interface CheckpointOptions {
   witnessKeys?: readonly (string | VerifierKey)[];
   /** How many of `witnessKeys` must have cosigned (default 0). */
   minCosignatures?: number;
+  /**
+   * Only cosignatures at most this many seconds old (by the time each witness signed into
+   * it) count towards `minCosignatures`. The service has its witnesses cosign the latest
+   * checkpoint again at least hourly even when the log does not grow, so a log that stops
+   * showing fresh cosignatures is frozen, or is showing this verifier an old view. Without
+   * it, age is not checked.
+   */
+  maxAgeSeconds?: number;
+  /** The verifier's time, unix seconds (default: the clock's). */
+  now?: number;
 }
 
 export interface CheckedCheckpoint {
   ok: boolean;
   /**
    * What failed, each `<check>: <words>`; check is `format`, `key`, `signature`,
-   * `cosignature` or `cosignatures` (too few).
+   * `cosignature`, `cosignatures` (too few) or `stale` (too few within `maxAgeSeconds`).
    */
   errors: string[];
   checkpoint: Checkpoint | null;
@@ -119,6 +129,10 @@ export async function verifyCheckpoint(
   if (!Number.isSafeInteger(min) || min < 0) {
     errors.push('key: minCosignatures is not a whole number ≥ 0');
   }
+  const maxAge = options.maxAgeSeconds;
+  if (maxAge !== undefined && (!Number.isSafeInteger(maxAge) || maxAge <= 0)) {
+    errors.push('key: maxAgeSeconds is not a whole number > 0');
+  }
   if (errors.length > 0) return done(null);
   let note: Note;
   let checkpoint: Checkpoint;
@@ -154,6 +168,16 @@ export async function verifyCheckpoint(
   }
   if (cosignatures.length < min) {
     errors.push(`cosignatures: ${cosignatures.length} valid, at least ${min} required`);
+  } else if (maxAge !== undefined) {
+    const now = Math.floor(options.now ?? Date.now() / 1000);
+    const fresh = cosignatures.filter((c) => c.timestamp >= now - maxAge);
+    if (fresh.length < min) {
+      const newest = Math.max(...cosignatures.map((c) => c.timestamp));
+      errors.push(
+        `stale: ${fresh.length} of the cosignatures are at most ${maxAge} s old, at least ` +
+          `${min} required (the newest is ${now - newest} s old)`,
+      );
+    }
   }
   return done(checkpoint, cosignatures);
 }

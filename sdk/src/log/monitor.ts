@@ -32,7 +32,8 @@ export type MonitorFault =
   | 'cosignature' // a witness's cosignature is bad, or too few witnesses cosigned
   | 'entries' // the entry tiles do not hash to the signed root
   | 'batch' // a batch does not match the log
-  | 'withheld'; // the checkpoint is signed, but what it commits to is not served (tiles, proofs, batches)
+  | 'withheld' // the checkpoint is signed, but what it commits to is not served (tiles, proofs, batches)
+  | 'stale'; // too few cosignatures within maxAgeSeconds: a frozen log, or an old view
 
 /** How long one request of a pass may take (a log that hangs is a log that withholds). */
 export const MONITOR_REQUEST_TIMEOUT_MS = 30_000;
@@ -47,6 +48,8 @@ export interface MonitorOptions {
   witnessKeys?: string[];
   /** Cosignatures required from those witnesses (default 0). */
   minCosignatures?: number;
+  /** Only cosignatures this recent count towards `minCosignatures` (verifyCheckpoint). */
+  maxAgeSeconds?: number;
   /** Where to POST a signed alert on a fault (with `webhookKey`). */
   webhookUrl?: string;
   /** 64 hex: the alert is signed as the service signs webhooks (`verifyWebhook` checks it). */
@@ -121,11 +124,14 @@ export async function runMonitor(opts: MonitorOptions): Promise<MonitorResult> {
       logKey,
       witnessKeys,
       minCosignatures: opts.minCosignatures ?? 0,
+      ...(opts.maxAgeSeconds !== undefined ? { maxAgeSeconds: opts.maxAgeSeconds } : {}),
     });
     if (!checked.ok || !checked.checkpoint) {
-      const fault = checked.errors.every((e) => e.startsWith('cosignature'))
-        ? 'cosignature'
-        : 'signature';
+      const fault = checked.errors.every((e) => e.startsWith('stale'))
+        ? 'stale'
+        : checked.errors.every((e) => e.startsWith('cosignature'))
+          ? 'cosignature'
+          : 'signature';
       const words = checked.errors.map((e) => e.replace(new RegExp(`^${fault}: `), ''));
       throw new Fault(fault, words.join('; '));
     }

@@ -217,7 +217,15 @@ export async function saveCosignature(
   await exec.execute(sql`
     INSERT INTO log_cosignatures (batch_sequence, witness, line, created_at)
     VALUES (${c.sequence}, ${c.witness}, ${c.line}, ${c.now})
-    ON CONFLICT (batch_sequence, witness) DO NOTHING`);
+    ON CONFLICT (batch_sequence, witness)
+    DO UPDATE SET line = EXCLUDED.line, created_at = EXCLUDED.created_at`);
+}
+
+/** When each witness last cosigned the checkpoint of batch `sequence`, by witness name. */
+export async function cosignedAt(exec: Executor, sequence: number): Promise<Map<string, Date>> {
+  const { rows } = await exec.execute<{ witness: string; created_at: Date | string }>(sql`
+    SELECT witness, created_at FROM log_cosignatures WHERE batch_sequence = ${sequence}`);
+  return new Map(rows.map((r) => [r.witness, new Date(r.created_at)]));
 }
 
 /** The tree size a witness last cosigned (0: none yet). */

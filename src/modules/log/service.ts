@@ -41,6 +41,11 @@ export interface LogDeps {
   logger: Logger;
   signer: NoteSigner;
   witnesses: WitnessConfig[];
+  /**
+   * A witness whose cosignature of the latest checkpoint is older than this, or missing, is
+   * asked again when the log has nothing to append (docs/log.md, "Witnesses"); 0: never.
+   */
+  witnessRefreshMs?: number;
   leaves: LeafSource;
   /** The network id (`GET /public/network`): the action text names it. */
   network: string;
@@ -48,6 +53,8 @@ export interface LogDeps {
 
 /** Batches appended per pass at most (a back-fill goes on at the next pass at once). */
 const BATCHES_PER_PASS = 8;
+/** How often an idle log looks at its witnesses' cosignatures (one query). */
+const REFRESH_LOOK_MS = 60_000;
 
 const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString('hex')}`;
 
@@ -95,6 +102,8 @@ export class LogService {
   /** Each witness's request in flight, and whether a newer checkpoint waits for it. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly pending = new Set<string>();
+  /** When an idle pass last looked for cosignatures to refresh (the clock's ms). */
+  private refreshLookedAt = -Infinity;
 
   constructor(private readonly deps: LogDeps) {}
 
@@ -131,7 +140,32 @@ export class LogService {
       if (!(await this.appendOne())) break;
     }
     if (appended > 0) this.witnessInBackground();
+    else await this.refreshCosignatures();
     return appended > 0;
+  }
+
+  /**
+   * Asks again each witness whose cosignature of the latest checkpoint is older than
+   * `witnessRefreshMs` or missing (a witness that was down catches up). A witness cosigns
+   * the same checkpoint again with a new time (C2SP tlog-witness: `old` equal to the size,
+   * no proof), so a log that does not grow still shows verifiers fresh cosignatures, and one
+   * that stops showing them is frozen or showing an old view (`maxAgeSeconds` in the SDK).
+   * Looks at most once a minute.
+   */
+  async refreshCosignatures(): Promise<void> {
+    const { db, clock, witnesses, witnessRefreshMs = 0 } = this.deps;
+    if (witnesses.length === 0 || witnessRefreshMs <= 0) return;
+    const now = clock.now().getTime();
+    if (now - this.refreshLookedAt < REFRESH_LOOK_MS) return;
+    this.refreshLookedAt = now;
+    const cp = await repo.latestCheckpoint(db);
+    if (cp === null) return;
+    const at = await repo.cosignedAt(db, cp.batch_sequence);
+    const due = witnesses.filter((w) => {
+      const t = at.get(w.verifier.name);
+      return t === undefined || now - t.getTime() >= witnessRefreshMs;
+    });
+    if (due.length > 0) this.witnessInBackground(due);
   }
 
   private async appendOne(): Promise<boolean> {
@@ -341,8 +375,8 @@ export class LogService {
    * ends (the latest one only), so a witness that is down holds up neither the log nor the
    * other witnesses.
    */
-  witnessInBackground(): void {
-    for (const w of this.deps.witnesses) {
+  witnessInBackground(witnesses: readonly WitnessConfig[] = this.deps.witnesses): void {
+    for (const w of witnesses) {
       const name = w.verifier.name;
       if (this.inFlight.has(name)) {
         this.pending.add(name);
@@ -383,7 +417,9 @@ export class LogService {
     let old = await repo.witnessSize(db, w.verifier.name);
     for (let attempt = 0; attempt < 2; attempt++) {
       if (old > cp.tree_size) return; // a witness ahead of us: nothing to send
-      const proof = old === 0 ? [] : await consistencyProofOf(db, old, cp.tree_size);
+      // The size it cosigned already: no proof, and it cosigns again with a new time.
+      const proof =
+        old === 0 || old === cp.tree_size ? [] : await consistencyProofOf(db, old, cp.tree_size);
       let answer;
       try {
         answer = await addCheckpoint(w, old, proof, cp.note);

@@ -34,6 +34,7 @@ export async function createLog(w: LogWiring): Promise<LogService> {
     logger: w.logger,
     signer,
     witnesses: w.witnesses ?? parseWitnesses(w.config.log.witnesses),
+    witnessRefreshMs: w.config.log.witnessRefreshSeconds * 1000,
     leaves: w.leaves,
     network: w.config.networkId,
   });
