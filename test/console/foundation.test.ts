@@ -1,3 +1,4 @@
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 import {
@@ -8,6 +9,23 @@ import {
   type ConsoleService,
   describeWithChromium,
 } from './harness.js';
+
+/** Adds a script with code of its own to the page; answers whether it ran. */
+function runsInlineScript(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const g = globalThis as unknown as {
+      document: {
+        createElement(tag: string): { textContent: string };
+        body: { appendChild(n: unknown): void };
+      };
+      inlineRan?: boolean;
+    };
+    const script = g.document.createElement('script');
+    script.textContent = 'globalThis.inlineRan = true';
+    g.document.body.appendChild(script);
+    return g.inlineRan === true;
+  });
+}
 
 describeWithChromium('the console, served at /console', () => {
   let live: ConsoleService;
@@ -119,20 +137,7 @@ describeWithChromium('the console, served at /console', () => {
     expect(problems).toEqual([]);
     expect(elsewhere).toEqual([]);
     // And the policy is in force: a script the page did not ship does not run.
-    const ran = await page.evaluate(() => {
-      const g = globalThis as unknown as {
-        document: {
-          createElement(tag: string): { textContent: string };
-          body: { appendChild(n: unknown): void };
-        };
-        inlineRan?: boolean;
-      };
-      const script = g.document.createElement('script');
-      script.textContent = 'globalThis.inlineRan = true';
-      g.document.body.appendChild(script);
-      return g.inlineRan === true;
-    });
-    expect(ran).toBe(false);
+    expect(await runsInlineScript(page)).toBe(false);
     await context.close();
   });
 
@@ -149,23 +154,7 @@ describeWithChromium('the console, served at /console', () => {
     const { page, problems, context } = await browser.newPage();
     await page.goto(`${live.origin}/console/`);
     await page.getByRole('heading', { name: 'Sign in first' }).waitFor();
-    const ran = await page.evaluate(() => {
-      const g = globalThis as unknown as {
-        document: {
-          createElement(tag: string): {
-            textContent: string;
-            setAttribute(k: string, v: string): void;
-          };
-          body: { appendChild(n: unknown): void };
-        };
-        inlineRan?: boolean;
-      };
-      const script = g.document.createElement('script');
-      script.textContent = 'globalThis.inlineRan = true';
-      g.document.body.appendChild(script);
-      return g.inlineRan === true;
-    });
-    expect(ran).toBe(false);
+    expect(await runsInlineScript(page)).toBe(false);
     await expect.poll(() => problems.length).toBeGreaterThan(0);
     expect(problems.join('\n')).toMatch(/Content Security Policy/);
     await context.close();
