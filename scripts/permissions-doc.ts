@@ -213,8 +213,11 @@ function grantsSection(): string[] {
     '  with its current permissions. An inviter demoted, removed, deleted or expired since',
     '  cannot hand out what it no longer holds (403 code 7); the invitation stays until it',
     '  expires, for when its inviter regains the power. Invitations made before inviters were',
-    '  recorded cannot be confirmed: ask for a new one.',
+    '  recorded cannot be confirmed: ask for a new one. Changing the role of a pending',
+    '  invitation makes whoever changed it its inviter: the new role answers to them.',
     '- **Changing a role** checks the new role; changing or removing an owner needs an owner.',
+    '  The last owner cannot be demoted or removed; an accepted invitation whose address has',
+    '  no account yet does not count as an owner for this (no one can act as it).',
     '- A new organization makes its creator its owner: a person may always start one.',
   );
   return lines;

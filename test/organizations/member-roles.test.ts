@@ -76,6 +76,39 @@ describe('roles and the owner rules', () => {
     expect(remove.json().code).toBe(9);
   });
 
+  it('does not count an accepted owner invitation with no wallet yet as an owner', async () => {
+    const owner = await createMember(svc);
+    const pending = await invite(owner, `no-account-${Date.now()}@example.test`, 'owner');
+    expect((await confirm(owner.orgId, pending.token, pending.id)).statusCode).toBe(200);
+    // The only owner anyone can act as may still neither leave nor step down …
+    for (const [method, payload] of [
+      ['PATCH', { role: 'admin' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await svc.app.inject({
+        method,
+        url: `${membersUrl(owner.orgId)}/${owner.memberId}`,
+        headers: owner.headers,
+        ...(payload ? { payload } : {}),
+      });
+      expect(res.statusCode, `${method} ${res.body}`).toBe(400);
+      expect(res.json().message).toContain('last owner');
+    }
+    // … while the unbound one can be demoted and withdrawn, as it leaves the owner in place.
+    for (const [method, payload] of [
+      ['PATCH', { role: 'admin' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await svc.app.inject({
+        method,
+        url: `${membersUrl(owner.orgId)}/${pending.id}`,
+        headers: owner.headers,
+        ...(payload ? { payload } : {}),
+      });
+      expect(res.statusCode, `${method} ${res.body}`).toBe(200);
+    }
+  });
+
   it('keeps one owner when two owners demote each other at the same time', async () => {
     const a = await createMember(svc);
     const b = await createMember(svc, { orgId: a.orgId, role: 'owner' });

@@ -514,6 +514,49 @@ describe('confirming an invitation re-checks its inviter as it is then', () => {
     expect(res.json().code).toBe(7);
   });
 
+  // A pending invitation's role changed (PATCH …/members/{id}) answers to whoever changed it:
+  // before, the original inviter stayed recorded, so an admin's raise outlived the admin's
+  // removal, and an owner's raise to owner of an admin's invitation could never be confirmed.
+  const CHANGED: {
+    inviter: 'owner' | 'admin';
+    setter: 'owner' | 'admin';
+    to: Role;
+    removed: 'setter' | 'inviter' | 'nobody';
+    confirmed: boolean;
+  }[] = [
+    { inviter: 'owner', setter: 'admin', to: 'admin', removed: 'setter', confirmed: false },
+    { inviter: 'owner', setter: 'admin', to: 'member', removed: 'setter', confirmed: false },
+    { inviter: 'owner', setter: 'admin', to: 'admin', removed: 'nobody', confirmed: true },
+    { inviter: 'admin', setter: 'owner', to: 'owner', removed: 'nobody', confirmed: true },
+    { inviter: 'admin', setter: 'owner', to: 'admin', removed: 'inviter', confirmed: true },
+  ];
+  for (const c of CHANGED) {
+    it(`${c.inviter} invites a viewer, ${c.setter} makes it ${c.to}, ${c.removed} removed: ${c.confirmed ? 'confirmed' : '403'}`, async () => {
+      const owner = await createMember(svc, { role: 'owner' });
+      const admin = await createMember(svc, { orgId: owner.orgId, role: 'admin' });
+      const as = { owner, admin };
+      const inv = await steps.invite(as[c.inviter], email(), 'viewer');
+      const changed = await svc.app.inject({
+        method: 'PATCH',
+        url: `/organizations/${owner.orgId}/members/${inv.id}`,
+        headers: as[c.setter].headers,
+        payload: { role: c.to },
+      });
+      expect(changed.statusCode, changed.body).toBe(200);
+      const gone = c.removed === 'nobody' ? null : as[c[c.removed]];
+      if (gone) {
+        await svc.container.db.execute(
+          sql`UPDATE members SET status = 'removed' WHERE id = ${gone.memberId}`,
+        );
+      }
+      const res = await steps.confirm(owner.orgId, inv.token, inv.id);
+      expect(res.statusCode, res.body).toBe(c.confirmed ? 200 : 403);
+      expect(await activeRole(inv.id)).toEqual(
+        c.confirmed ? { role: c.to, status: 'active' } : { role: c.to, status: 'invited' },
+      );
+    });
+  }
+
   it('an invitation that names no inviter (made before they were recorded) is refused', async () => {
     const owner = await createMember(svc, { role: 'owner' });
     const inv = await steps.invite(owner, email(), 'viewer');

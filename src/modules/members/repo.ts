@@ -111,8 +111,10 @@ export async function findMember(
  * both see "another owner remains".
  */
 export async function lockActiveOwners(exec: Executor, orgId: string): Promise<number> {
+  // An accepted invitation whose address has no wallet yet is no owner anyone can act as.
   const { rows } = await exec.execute<{ id: string }>(sql`SELECT id FROM members
     WHERE organization_id = ${orgId} AND role = 'owner' AND status = 'active'
+      AND wallet_id IS NOT NULL
     ORDER BY id FOR UPDATE`);
   return rows.length;
 }
@@ -173,8 +175,22 @@ export async function walletIsActiveMember(
   return rows.length > 0;
 }
 
-export async function setRole(exec: Executor, memberId: string, grant: RoleGrant, now: Date) {
-  await exec.execute(sql`UPDATE members SET role = ${grant.role}, updated_at = ${now}
+/**
+ * Sets a member's role. `grantedBy`, for an invitation: who set the role, recorded as its
+ * inviter, since confirming checks the role against the inviter as it is then.
+ */
+export async function setRole(
+  exec: Executor,
+  memberId: string,
+  grant: RoleGrant,
+  now: Date,
+  grantedBy: { walletId: string; apiKeyId: string | null } | null = null,
+) {
+  const inviter = grantedBy
+    ? sql`, invited_by_wallet_id = ${grantedBy.walletId},
+        invited_by_api_key_id = ${grantedBy.apiKeyId}`
+    : sql``;
+  await exec.execute(sql`UPDATE members SET role = ${grant.role}, updated_at = ${now}${inviter}
     WHERE id = ${memberId}`);
 }
 

@@ -77,6 +77,13 @@ export interface MemberSessions {
  * removed (400 code 9). Role changes take effect at once on this instance
  * (`invalidateAll`) and within the session cache's 4 s everywhere else.
  */
+/**
+ * Whether a member row is one of the owners the last-owner rule keeps: active and bound to a
+ * wallet (an accepted invitation whose address has no account yet is no one who can act).
+ */
+const countsAsOwner = (m: repo.MemberRow): boolean =>
+  m.role === 'owner' && m.status === 'active' && m.wallet_id !== null;
+
 export class MemberService {
   constructor(
     private readonly db: Db,
@@ -182,17 +189,21 @@ export class MemberService {
       if (member.role === 'owner' && !isOwner(access)) {
         throw forbidden("only an owner may change an owner's role");
       }
-      if (
-        member.role === 'owner' &&
-        role !== 'owner' &&
-        member.status === 'active' &&
-        owners <= 1
-      ) {
+      if (member.role === 'owner' && role !== 'owner' && countsAsOwner(member) && owners <= 1) {
         throw failedPrecondition(
           'the last owner cannot be demoted; make another member owner first',
         );
       }
-      await repo.setRole(tx, memberId, grant, this.clock.now());
+      // A pending invitation's role is checked again when it is confirmed, against its
+      // inviter: whoever set the role now answers for it (docs/permissions.md).
+      const setter = { walletId: auth.walletId, apiKeyId: auth.apiKeyId };
+      await repo.setRole(
+        tx,
+        memberId,
+        grant,
+        this.clock.now(),
+        member.status === 'invited' ? setter : null,
+      );
     });
     this.sessions.invalidateAll();
   }
@@ -208,7 +219,7 @@ export class MemberService {
       if (member.role === 'owner' && !isOwner(access)) {
         throw forbidden('only an owner may remove an owner');
       }
-      if (member.role === 'owner' && member.status === 'active' && owners <= 1) {
+      if (member.role === 'owner' && countsAsOwner(member) && owners <= 1) {
         throw failedPrecondition(
           'the last owner cannot be removed; make another member owner first',
         );
