@@ -180,6 +180,55 @@ describe('executing an applied signed action again', () => {
     expect(rows[0]!.n).toBe(2);
   });
 
+  it("reads an object's history only up to the action replayed, and at most 1,000 actions a request", async () => {
+    const { owner, templateId } = await world();
+    await fund(svc, owner.orgId, ACTION_FEE * 40n);
+    const minted = await post(
+      svc,
+      '/ebus/execute',
+      owner.headers,
+      await mintBody(owner, templateId, 0),
+    );
+    expect(minted.statusCode, minted.body).toBe(200);
+    const objectId = minted.json().object.id as string;
+    // The mint and 29 updates: the object's history is 30 actions long.
+    const updates: Body[] = [];
+    for (let nonce = 1; nonce < 30; nonce++) {
+      updates.push(
+        await signEoa(svc, owner, {
+          name: 'update',
+          params: { object_id: objectId, custom: { n: nonce } },
+          nonce,
+        }),
+      );
+    }
+    const applied = await post(svc, '/ebus/actions/batch', owner.headers, { actions: updates });
+    expect(applied.statusCode, applied.body).toBe(200);
+    expect(applied.json().results.every((r: { status: string }) => r.status === 'applied')).toBe(
+      true,
+    );
+    // The 15th action, sent again 100 times in one batch: each replay reads the 15 actions up
+    // to it (not all 30), so the request's 1,000 steps answer 66 of them; the rest keep their
+    // refusal (409 code 10, the nonce is used), and nothing is charged or changed.
+    const fifteenth = updates[13]!;
+    const before = await snapshot(svc, owner.orgId, owner.walletId, objectId);
+    const res = await post(svc, '/ebus/actions/batch', owner.headers, {
+      actions: Array.from({ length: 100 }, () => fifteenth),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const results = res.json().results as {
+      status: string;
+      replayed?: boolean;
+      error?: { code: number };
+    }[];
+    expect(results.slice(0, 66).every((r) => r.status === 'applied' && r.replayed)).toBe(true);
+    expect(results.slice(66).map((r) => [r.status, r.error?.code])).toEqual(
+      Array.from({ length: 34 }, () => ['refused', 10]),
+    );
+    expect(results[0]).toMatchObject({ object: applied.json().results[13].object });
+    expect(await snapshot(svc, owner.orgId, owner.walletId, objectId)).toEqual(before);
+  });
+
   it('never replays for another organization', async () => {
     const { owner, templateId } = await world();
     const body = await mintBody(owner, templateId, 0);

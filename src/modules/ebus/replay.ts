@@ -20,8 +20,20 @@ import {
 import type { SignatureBody } from './schema.js';
 import type { ActionLogRecord } from './types.js';
 
-/** How many actions of one object a replay walks at most to rebuild the state one left. */
-const MAX_CHAIN = 10_000;
+/**
+ * How many logged actions one request's replays read and apply again at most, together
+ * (docs/ebus.md, "Executing again"): a replay is free, so what it may cost is bounded like
+ * what the request could apply (a batch of 100 actions). An action further into its object's
+ * history than the budget left keeps its refusal.
+ */
+export const REPLAY_STEPS_PER_REQUEST = 1_000;
+
+/** What is left of a request's replay steps (one per request, spent by its replays in turn). */
+export interface ReplayBudget {
+  steps: number;
+}
+
+export const replayBudget = (): ReplayBudget => ({ steps: REPLAY_STEPS_PER_REQUEST });
 
 /** What an already applied action answered: its log record and the object as it left it. */
 export interface ReplayedAction {
@@ -61,11 +73,12 @@ export async function findReplay(
   orgId: string,
   hash: string,
   signature: SignatureBody,
+  budget: ReplayBudget,
 ): Promise<ReplayedAction | null> {
   const row = await findLoggedAction(exec, orgId, hash);
   if (!row || !row.object_id || !row.integrity_hash) return null;
   if (!sameSignature(row.signature, signature)) return null;
-  const object = await objectAsLeftBy(exec, row);
+  const object = await objectAsLeftBy(exec, row, budget);
   if (!object) return null;
   const { prev_integrity_hash: _p, integrity_hash: _i, ...log } = row;
   return { action: toActionLogRecord(log), object: objectRules.record(object) };
@@ -80,17 +93,21 @@ export async function findReplay(
 async function objectAsLeftBy(
   exec: Executor,
   target: LoggedActionRow,
+  budget: ReplayBudget,
 ): Promise<ObjectState | null> {
   const current = await findObjectState(exec, target.object_id!);
   if (!current) return null;
   if (current.integrity_hash === target.integrity_hash) return current;
-  const logs = await findObjectActions(exec, target.object_id!, MAX_CHAIN);
+  if (budget.steps <= 0) return null;
+  // The chain from the mint up to the target only, and no more of it than the budget.
+  const logs = await findObjectActions(exec, target.object_id!, target.seq, budget.steps);
+  budget.steps -= logs.length;
   const next = new Map<string, LoggedActionRow>();
   for (const l of logs) if (l.prev_integrity_hash) next.set(l.prev_integrity_hash, l);
   const templates = await findTemplateVersions(exec, current.template_id);
   let state: ObjectState | null = null;
   let link = next.get(GENESIS_HASH);
-  for (let steps = 0; link && steps < MAX_CHAIN; steps++) {
+  for (let steps = 0; link && steps < logs.length; steps++) {
     const template = templates.get(link.template_version ?? 1) ?? null;
     if (!template) return null;
     state = replayStep(link, state, template, current);

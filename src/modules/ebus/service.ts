@@ -23,7 +23,7 @@ import { DECIMALS, TOKEN, type FeeQuote, type FeeService } from './fees.js';
 import type { GroupCommitter } from './group-commit.js';
 import { walletNonce } from './nonce.js';
 import { findWallet } from './repo/lookups.js';
-import { findReplay } from './replay.js';
+import { findReplay, replayBudget, type ReplayBudget } from './replay.js';
 import { ActionParams } from '../objects/index.js';
 import {
   paramsCheckers,
@@ -237,7 +237,12 @@ export class EbusService {
    * After a refusal only: the answer the same signed action (text and signature) gave when
    * it was applied before, or null. Bad input and an unreachable database are not looked up.
    */
-  private async replayOf(auth: AuthContext, body: ExecuteBody, err: unknown) {
+  private async replayOf(
+    auth: AuthContext,
+    body: ExecuteBody,
+    err: unknown,
+    budget: ReplayBudget = replayBudget(),
+  ) {
     if (!(err instanceof AppError) || !auth.orgId) return null;
     if (err.code === Code.INVALID_ARGUMENT || err.code === Code.UNAVAILABLE) return null;
     let text: string;
@@ -248,7 +253,7 @@ export class EbusService {
       return null;
     }
     try {
-      return await findReplay(this.deps.db, auth.orgId, actionHash(text), body.signature);
+      return await findReplay(this.deps.db, auth.orgId, actionHash(text), body.signature, budget);
     } catch (lookupErr) {
       this.deps.logger.warn({ err: lookupErr }, 'the replay lookup of a refused action failed');
       return null;
@@ -269,17 +274,26 @@ export class EbusService {
         ),
       ),
     );
-    const results = await Promise.all(
-      checked.map(async (c, i): Promise<BatchResult> => {
-        const outcome = c.ok ? await this.deps.committer.submit(c.v) : null;
-        if (outcome?.ok) {
-          return { status: 'applied', action: outcome.applied.log, object: outcome.applied.object };
-        }
-        const err = outcome ? outcome.error : c.ok ? null : c.err;
-        const replay = await this.replayOf(auth, body.actions[i]!, err);
-        return replay ? { status: 'applied', ...replay, replayed: true } : refused(err);
-      }),
+    const outcomes = await Promise.all(
+      checked.map((c) => (c.ok ? this.deps.committer.submit(c.v) : Promise.resolve(null))),
     );
+    // The refused items' replays one after another, sharing the request's budget.
+    const budget = replayBudget();
+    const results: BatchResult[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome?.ok) {
+        results.push({
+          status: 'applied',
+          action: outcome.applied.log,
+          object: outcome.applied.object,
+        });
+        continue;
+      }
+      const c = checked[i]!;
+      const err = outcome ? outcome.error : c.ok ? null : c.err;
+      const replay = await this.replayOf(auth, body.actions[i]!, err, budget);
+      results.push(replay ? { status: 'applied', ...replay, replayed: true } : refused(err));
+    }
     // Nothing applied because the database is away: the whole call is retried later (503).
     if (
       results.every((r) => r.status === 'refused') &&

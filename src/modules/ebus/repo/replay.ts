@@ -8,14 +8,16 @@ import type { ActionLogRow } from './action-logs.js';
 export type LoggedActionRow = ActionLogRow & {
   prev_integrity_hash: string | null;
   integrity_hash: string | null;
+  /** Its place in the order actions were applied (an object's chain follows it). */
+  seq: number;
 };
 
 const COLUMNS = sql.raw(`id, hash, name, wallet, organization_id, signature_type, signature,
   nonce, params, expires, object_id, template_id, template_version, fee_wei::text AS fee_wei,
-  batch_id, created_at, prev_integrity_hash, integrity_hash`);
+  batch_id, created_at, prev_integrity_hash, integrity_hash, seq`);
 
 function toRow(r: LoggedActionRow): LoggedActionRow {
-  return { ...r, nonce: asNumber(r.nonce), created_at: asDate(r.created_at) };
+  return { ...r, nonce: asNumber(r.nonce), seq: asNumber(r.seq), created_at: asDate(r.created_at) };
 }
 
 /** The action of this organization whose signed text has this hash, if it was applied. */
@@ -29,14 +31,16 @@ export async function findLoggedAction(
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-/** Every logged action on an object (at most `limit`), in no particular order. */
+/** The first `limit` logged actions on an object up to `uptoSeq`, in the order applied. */
 export async function findObjectActions(
   exec: Executor,
   objectId: string,
+  uptoSeq: number,
   limit: number,
 ): Promise<LoggedActionRow[]> {
   const { rows } = await exec.execute<LoggedActionRow>(sql`
-    SELECT ${COLUMNS} FROM action_logs WHERE object_id = ${objectId} LIMIT ${limit}`);
+    SELECT ${COLUMNS} FROM action_logs WHERE object_id = ${objectId} AND seq <= ${uptoSeq}
+    ORDER BY seq LIMIT ${limit}`);
   return rows.map(toRow);
 }
 
