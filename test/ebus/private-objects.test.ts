@@ -106,6 +106,42 @@ describe("another organization's private object", () => {
     expect(updated.statusCode, updated.body).toBe(200);
   });
 
+  it("made private while the committer remembers it public, stays out of an outsider's reach", async () => {
+    // A's dropped object, acted on just now (so the committer remembers it, public) …
+    const pub = await organization(true);
+    const id = await mint(pub.owner, pub.templateId);
+    expect((await act(pub.owner, 'drop', { object_id: id, location })).statusCode).toBe(200);
+    // … then its template goes private, which changes no object's version.
+    const sw = await svc.app.inject({
+      method: 'PUT',
+      url: `/templates/${pub.templateId}`,
+      headers: pub.owner.headers,
+      payload: { is_public: false },
+    });
+    expect(sw.statusCode, sw.body).toBe(200);
+    // The outsider makes the committer forget what it remembers of templates: an edit of
+    // its own template between two of its mints fails an optimistic group's guard.
+    const mine = await organization(true);
+    await mint(mine.owner, mine.templateId);
+    const edit = await svc.app.inject({
+      method: 'PUT',
+      url: `/templates/${mine.templateId}`,
+      headers: mine.owner.headers,
+      payload: { name: 'renamed' },
+    });
+    expect(edit.statusCode, edit.body).toBe(200);
+    await mint(mine.owner, mine.templateId);
+    const res = await act(mine.owner, 'pickup', { object_id: id });
+    expect(res.statusCode, res.body).toBe(404);
+    expect(res.body).not.toContain(SECRET);
+    const owner = await svc.app.inject({
+      method: 'GET',
+      url: `/objects/${id}`,
+      headers: pub.owner.headers,
+    });
+    expect(owner.json<{ owner: string }>().owner).toBe(pub.owner.address);
+  });
+
   it('a public one still tells an outsider why (not the owner: 403)', async () => {
     const pub = await organization(true);
     const id = await mint(pub.owner, pub.templateId);

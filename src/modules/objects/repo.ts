@@ -180,7 +180,9 @@ export function insertObjects(rows: SQL): SQL {
 
 /**
  * The group statement's update of the changed objects, each guarded by the version it had
- * when read (`expected_version`), given their JSON rows.
+ * when read (`expected_version`) and by its public flag as read (a template's visibility
+ * switch changes the flag, not the version: a remembered flag must still hold), given their
+ * JSON rows.
  */
 export function updateObjects(rows: SQL): SQL {
   return sql`UPDATE objects o SET owner = r.owner, metadata = r.metadata, custom = r.custom,
@@ -191,7 +193,7 @@ export function updateObjects(rows: SQL): SQL {
         prev_integrity_hash = r.prev_integrity_hash, updated_at = r.updated_at
       FROM jsonb_to_recordset(${rows})
         AS r(${GROUP_OBJECT_COLUMNS}, expected_version integer)
-      WHERE o.id = r.id AND o.version = r.expected_version
+      WHERE o.id = r.id AND o.version = r.expected_version AND o.is_public = r.is_public
       RETURNING 1`;
 }
 

@@ -2,7 +2,7 @@ import { AppError, forbidden, notFound } from '../../../lib/errors.js';
 import type { ObjectParams } from './params.js';
 import type { ObjectState } from '../record.js';
 import { rehash } from './state.js';
-import { refuse, type ActionRule, type RuleInput } from './types.js';
+import { refuse, type ActionRule, type RuleInput, type TemplateInfo } from './types.js';
 
 /** Who may act on the object: the refusal (403 code 7), or null when the signer may. */
 export type MayAct = (object: ObjectState, input: RuleInput) => AppError | null;
@@ -25,10 +25,15 @@ export const ownerOnly: MayAct = (object, input) => {
 /**
  * A private object is not there for a signer outside its organization who does not own it:
  * the same 404 as a missing object, so no refusal tells its existence, its state (redeemed,
- * dropped, its template's actions) or, through a pickup, its data.
+ * dropped, its template's actions) or, through a pickup, its data. The object's flag is a
+ * copy of its template's, changed without a new version: a remembered object may still say
+ * public after its template went private, so either saying private hides it (the group
+ * statement checks both against the database: the template whole, the object's flag).
  */
-const hiddenFrom = (o: ObjectState, input: RuleInput): boolean =>
-  !o.is_public && o.organization_id !== input.actingOrgId && o.owner !== input.signerAddress;
+const hiddenFrom = (o: ObjectState, template: TemplateInfo, input: RuleInput): boolean =>
+  (!o.is_public || !template.is_public) &&
+  o.organization_id !== input.actingOrgId &&
+  o.owner !== input.signerAddress;
 
 /**
  * The rule of an action on an existing object (every action but mint). The object and its
@@ -42,7 +47,7 @@ export function objectAction(may: MayAct, change: Change): ActionRule {
   return (input) => {
     const { object: o, template } = input;
     const id = objectIdOf(input);
-    if (!o || !template || hiddenFrom(o, input)) return refuse(notFound(`object ${id}`));
+    if (!o || !template || hiddenFrom(o, template, input)) return refuse(notFound(`object ${id}`));
     if (o.is_redeemed)
       return refuse(forbidden(`object ${id} is redeemed; it accepts no more actions`));
     if (!template.actions.includes(input.name)) {
