@@ -109,6 +109,37 @@ describe('roles and the owner rules', () => {
     }
   });
 
+  it('an owner demoted while its own request waits for the owners acts as what it is then', async () => {
+    const a = await createMember(svc);
+    const b = await createMember(svc, { orgId: a.orgId, role: 'owner' });
+    await createMember(svc, { orgId: a.orgId, role: 'owner' }); // a third: B is not the last
+    // Another transaction demotes A and holds the owners' rows, as a concurrent PATCH does.
+    const other = await svc.database.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE members SET role = 'admin' WHERE id = $1`, [a.memberId]);
+      // A, still an owner when its request starts, tries to demote B; it waits for the lock.
+      const pending = svc.app.inject({
+        method: 'PATCH',
+        url: `${membersUrl(a.orgId)}/${b.memberId}`,
+        headers: a.headers,
+        payload: { role: 'viewer' },
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      await other.query('COMMIT');
+      const res = await pending;
+      // Read again once the lock is its own: A is an admin now, and may not touch an owner.
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json().message).toContain('only an owner');
+    } finally {
+      other.release();
+    }
+    const { rows } = await svc.container.db.execute<{ role: string }>(
+      sql`SELECT role FROM members WHERE id = ${b.memberId}`,
+    );
+    expect(rows[0]!.role).toBe('owner');
+  });
+
   it('keeps one owner when two owners demote each other at the same time', async () => {
     const a = await createMember(svc);
     const b = await createMember(svc, { orgId: a.orgId, role: 'owner' });

@@ -29,6 +29,7 @@ import {
   isOwner,
   requireOrgPermission,
   resolveOrgAccess,
+  type OrgAccess,
 } from '../organizations/index.js';
 import * as repo from './repo.js';
 import type {
@@ -83,6 +84,22 @@ export interface MemberSessions {
  */
 const countsAsOwner = (m: repo.MemberRow): boolean =>
   m.role === 'owner' && m.status === 'active' && m.wallet_id !== null;
+
+/**
+ * The caller's standing once the owners are locked, read again: a change of the caller's own
+ * role that committed while it waited for the locks counts (checked before as well, so a
+ * caller without the permission takes no lock).
+ */
+async function standingAfterLock(
+  tx: Executor,
+  auth: AuthContext,
+  orgId: string,
+  perm: Permission,
+): Promise<OrgAccess> {
+  const access = await resolveOrgAccess(tx, auth, orgId);
+  requireOrgPermission(access, perm);
+  return access;
+}
 
 export class MemberService {
   constructor(
@@ -178,12 +195,12 @@ export class MemberService {
    * (src/lib/grants.ts); owner rules apply.
    */
   async changeRole(auth: AuthContext, orgId: string, memberId: string, role: Role): Promise<void> {
-    const access = await resolveOrgAccess(this.db, auth, orgId);
-    requireOrgPermission(access, 'members.update');
-    const grant = requireGrant(granterIn(access), { role });
+    requireOrgPermission(await resolveOrgAccess(this.db, auth, orgId), 'members.update');
     await this.db.transaction(async (tx) => {
       // Owners first, always in the same order, so concurrent changes queue, never deadlock.
       const owners = await repo.lockActiveOwners(tx, orgId);
+      const access = await standingAfterLock(tx, auth, orgId, 'members.update');
+      const grant = requireGrant(granterIn(access), { role });
       const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
       if (!member || member.status === 'removed') throw notFound('member');
       if (member.role === 'owner' && !isOwner(access)) {
@@ -210,10 +227,10 @@ export class MemberService {
 
   /** Removes a member (or withdraws an invitation); owner rules apply. */
   async remove(auth: AuthContext, orgId: string, memberId: string): Promise<void> {
-    const access = await resolveOrgAccess(this.db, auth, orgId);
-    requireOrgPermission(access, 'members.delete');
+    requireOrgPermission(await resolveOrgAccess(this.db, auth, orgId), 'members.delete');
     await this.db.transaction(async (tx) => {
       const owners = await repo.lockActiveOwners(tx, orgId);
+      const access = await standingAfterLock(tx, auth, orgId, 'members.delete');
       const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
       if (!member || member.status === 'removed') throw notFound('member');
       if (member.role === 'owner' && !isOwner(access)) {
