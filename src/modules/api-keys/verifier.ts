@@ -72,6 +72,11 @@ export class ApiKeyVerifier {
   private readonly cache = new TtlCache<string, CachedKey>(KEY_CACHE_MS);
   /** key id → secret of the cached entry, so a delete can drop it at once. */
   private readonly secretOf = new TtlCache<string, string>(KEY_CACHE_MS);
+  /**
+   * Moves at each forget: a lookup that began before it may have read the key as it was
+   * before the delete, so what it read is used for its own request but not remembered.
+   */
+  private generation = 0;
 
   constructor(
     private readonly db: Executor,
@@ -83,11 +88,14 @@ export class ApiKeyVerifier {
     let key = this.cache.get(secret);
     if (!key) {
       if (!isWellFormedSecret(secret)) return { ok: false, reason: 'malformed API key' };
+      const generation = this.generation;
       const loaded = await this.load(hashSecret(secret));
       if (!loaded) return { ok: false, reason: 'invalid API key' };
       key = loaded;
-      this.cache.set(secret, key);
-      this.secretOf.set(key.id, secret);
+      if (generation === this.generation) {
+        this.cache.set(secret, key);
+        this.secretOf.set(key.id, secret);
+      }
     }
     if (key.refusal) return { ok: false, reason: key.refusal };
     const now = this.clock.now();
@@ -109,6 +117,7 @@ export class ApiKeyVerifier {
 
   /** Drops this instance's cached check of a key at once (after a delete). */
   forget(keyId: string): void {
+    this.generation++;
     const secret = this.secretOf.get(keyId);
     if (secret !== undefined) this.cache.delete(secret);
     this.secretOf.delete(keyId);
@@ -116,6 +125,7 @@ export class ApiKeyVerifier {
 
   /** Drops every cached check (e.g. after membership changes that touch many keys). */
   forgetAll(): void {
+    this.generation++;
     this.cache.clear();
     this.secretOf.clear();
   }
