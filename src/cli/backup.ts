@@ -106,6 +106,10 @@ export async function backup(
     }
     await writeFile(path.join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2));
     const partial = `${target}.partial`;
+    // Made 0600 before tar writes into it (tar keeps an existing file's mode): no one else
+    // can open it while the secrets are being written.
+    await rm(partial, { force: true });
+    await writeFile(partial, '', { mode: 0o600, flag: 'wx' });
     await run('tar', ['-czf', partial, '-C', staging, '.']);
     await chmod(partial, 0o600);
     await rename(partial, target);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -228,6 +228,42 @@ describe('ons backup / restore', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ rows: made.rows, tables: made.tables });
   }, 180_000);
+
+  it('writes the archive into a file only its owner can read, from the first byte', async () => {
+    // A `tar` first on PATH that notes the mode of the file it is about to write, then runs
+    // the real one: the archive holds every secret, so it must never be readable by others.
+    const bin = path.join(work, 'spy-bin');
+    await mkdir(bin, { recursive: true });
+    const seen = path.join(work, 'tar-saw-mode');
+    const realTar = (await exec('sh', ['-c', 'command -v tar'])).stdout.trim();
+    await writeFile(
+      path.join(bin, 'tar'),
+      `#!/bin/sh\nif [ "$1" = "-czf" ]; then stat -c %a "$2" > ${seen}; fi\nexec ${realTar} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const file = path.join(work, 'modes.tgz');
+    const env = { ...sourceEnv(), PATH: `${bin}:${process.env.PATH}` };
+    const backup = await exec(
+      'sh',
+      [
+        '-c',
+        'umask 022 && "$@"',
+        'sh',
+        'node_modules/.bin/tsx',
+        'src/cli/ons.ts',
+        'backup',
+        file,
+        '--method',
+        'builtin',
+      ],
+      {
+        env: { ...process.env, LOG_LEVEL: 'error', DATABASE_URL: '', ...env },
+      },
+    );
+    expect(backup.stdout).toContain('"method":"builtin"');
+    expect((await readFile(seen, 'utf8')).trim()).toBe('600');
+    expect((await exec('stat', ['-c', '%a', file])).stdout.trim()).toBe('600');
+  }, 120_000);
 
   it('uses pg_dump when one can read the server, and refuses --method pg_dump otherwise', async () => {
     const { rows } = await svc.container.db.execute<{ n: string }>(
