@@ -4527,6 +4527,7 @@ export interface paths {
             category?: string;
             faces?: {
               id: string;
+              /** @description a relative reference or an http, https, ipfs, ipns, ar or data:image/(png|gif|jpeg|webp|avif) URL; no control characters */
               url: string;
               config: {
                 [key: string]: unknown;
@@ -4697,6 +4698,7 @@ export interface paths {
             category?: string;
             faces?: {
               id: string;
+              /** @description a relative reference or an http, https, ipfs, ipns, ar or data:image/(png|gif|jpeg|webp|avif) URL; no control characters */
               url: string;
               config: {
                 [key: string]: unknown;

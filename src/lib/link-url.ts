@@ -12,15 +12,20 @@ import { Type } from 'typebox';
  * A JSON Schema `pattern` (it has no flags, hence the letter classes), so the OpenAPI
  * description shows it and every validator that reads the schema applies the same rule.
  */
+const CTL = '\\u0000-\\u001f\\u007f';
+const TEXT = `[^${CTL}]*`;
+const SCHEME_CHAR = 'A-Za-z0-9+.\\-';
+
 export const LINK_URL_PATTERN =
-  '^(?:' +
-  // No scheme: nothing before the first colon that a URL parser would read as one.
-  '(?![ ]*[A-Za-z][A-Za-z0-9+.-]*:)' +
-  '|' +
-  '[ ]*(?:[Hh][Tt][Tt][Pp][Ss]?|[Ii][Pp][Ff][Ss]|[Ii][Pp][Nn][Ss]|[Aa][Rr]):' +
-  '|' +
-  '[ ]*[Dd][Aa][Tt][Aa]:[Ii][Mm][Aa][Gg][Ee]/(?:[Pp][Nn][Gg]|[Gg][Ii][Ff]|[Jj][Pp][Ee]?[Gg]|[Ww][Ee][Bb][Pp]|[Aa][Vv][Ii][Ff])[;,]' +
-  ')[^\\u0000-\\u001f\\u007f]*$';
+  '^[ ]*(?:' +
+  // No scheme: nothing before the first colon that a URL parser would read as one (written
+  // without lookahead, which some schema tools cannot generate strings for).
+  `|[^A-Za-z ${CTL}]${TEXT}` +
+  `|[A-Za-z][${SCHEME_CHAR}]*(?:|[^${SCHEME_CHAR}:${CTL}]${TEXT})` +
+  // The schemes allowed, in any case.
+  `|(?:[Hh][Tt][Tt][Pp][Ss]?|[Ii][Pp][Ff][Ss]|[Ii][Pp][Nn][Ss]|[Aa][Rr]):${TEXT}` +
+  `|[Dd][Aa][Tt][Aa]:[Ii][Mm][Aa][Gg][Ee]/(?:[Pp][Nn][Gg]|[Gg][Ii][Ff]|[Jj][Pp][Ee]?[Gg]|[Ww][Ee][Bb][Pp]|[Aa][Vv][Ii][Ff])[;,]${TEXT}` +
+  ')$';
 
 /** A link others render: at most 2,048 characters, of the form LINK_URL_PATTERN allows. */
 export const LinkUrl = Type.String({
