@@ -257,7 +257,7 @@ describe('ons backup / restore', () => {
         'builtin',
       ],
       {
-        env: { ...process.env, LOG_LEVEL: 'error', DATABASE_URL: '', ...env },
+        env: { ...process.env, LOG_LEVEL: 'error', ...env },
       },
     );
     expect(backup.stdout).toContain('"method":"builtin"');
