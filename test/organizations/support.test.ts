@@ -208,6 +208,22 @@ describe('POST /request-access', () => {
     expect((await ask({ feature: 'f', email: 'a@example.test' })).statusCode).toBe(200);
   });
 
+  it('counts an IPv6 client by its /64: hopping addresses within it gains nothing', async () => {
+    const from = (n: number) => `2001:db8:1:2::${n.toString(16)}`;
+    for (let i = 1; i <= 5; i++) {
+      expect((await ask({ feature: 'f', email: 'b@example.test' }, from(i))).statusCode).toBe(200);
+    }
+    const refused = await ask({ feature: 'f', email: 'b@example.test' }, from(6));
+    expect(refused.statusCode).toBe(429);
+    // Another /64 is another client.
+    const other = await ask({ feature: 'f', email: 'b@example.test' }, '2001:db8:1:3::1');
+    expect(other.statusCode).toBe(200);
+    const { rows } = await svc.container.db.execute<{ client_ip: string }>(
+      sql`SELECT DISTINCT client_ip FROM access_requests WHERE email = 'b@example.test'`,
+    );
+    expect(rows.map((r) => r.client_ip).sort()).toEqual(['2001:db8:1:2::/64', '2001:db8:1:3::/64']);
+  });
+
   it('refuses a missing feature, a bad email or unknown fields with 400 code 3', async () => {
     for (const payload of [
       { email: 'a@example.test' },

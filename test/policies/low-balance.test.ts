@@ -112,6 +112,17 @@ describe('low balance', () => {
     expect((await notices(w.name)).some((n) => n.recipient === w.member.email)).toBe(false);
   });
 
+  it('mails only confirmed addresses: an admin whose account only names one gets nothing', async () => {
+    const w = await world();
+    // The admin's account names an address it never proved (anyone's, for all we know).
+    await svc.container.db.execute(sql`UPDATE wallets SET email_confirmed_at = NULL
+      WHERE id = (SELECT wallet_id FROM members WHERE id = ${w.admin.memberId})`);
+    expect((await w.set((FEE * 5n).toString())).statusCode).toBe(200);
+    await w.mint(); // 4 fees left: below
+    await svc.container.lowBalance.pass();
+    expect((await notices(w.name)).map((n) => n.recipient)).toEqual([w.owner.email]);
+  });
+
   it('no threshold: never low, never told; removing it stops the notices', async () => {
     const w = await world();
     expect(await w.balance()).toMatchObject({ low_balance_wei: null, low: false });

@@ -228,7 +228,8 @@ export type LowBalanceNotice = {
  * One pass of the low-balance notifier, in one statement: arms again every organization at
  * or above its threshold, then claims (disarms, stamps) those below it that are armed and
  * were not told in the last 24 hours, skipping rows another process holds. Answers the
- * claimed ones with the emails of their active owners and admins. An organization below its
+ * claimed ones with the confirmed emails of their active owners and admins (an address an
+ * account only names could be anyone's: it gets no mail). An organization below its
  * threshold but told less than 24 hours ago stays armed and is told once the day has passed.
  */
 export async function claimLowBalances(
@@ -253,10 +254,10 @@ export async function claimLowBalances(
       RETURNING o.id, o.name, o.balance_wei::text AS balance_wei,
         o.low_balance_wei::text AS low_balance_wei
     )
-    SELECT c.*, coalesce((SELECT array_agg(DISTINCT coalesce(m.email, w.email))
-      FROM members m LEFT JOIN wallets w ON w.id = m.wallet_id
+    SELECT c.*, coalesce((SELECT array_agg(DISTINCT w.email)
+      FROM members m JOIN wallets w ON w.id = m.wallet_id
       WHERE m.organization_id = c.id AND m.status = 'active' AND m.role IN ('owner', 'admin')
-        AND coalesce(m.email, w.email) IS NOT NULL), '{}') AS recipients
+        AND w.email IS NOT NULL AND w.email_confirmed_at IS NOT NULL), '{}') AS recipients
     FROM claimed c`);
   return rows;
 }

@@ -2,6 +2,7 @@ import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { Empty, IdResponse } from '../organizations/index.js';
 import type { SupportService } from './service.js';
+import { clientSubject } from '../../lib/client-network.js';
 import {
   ListSupportMessagesQuery,
   RequestAccessInput,
@@ -71,7 +72,9 @@ export function registerSupportRoutes(app: App, svc: SupportService) {
       },
     },
     async (req) => {
-      await svc.requestAccess(req.body, req.ip);
+      // Kept and counted as every per-address limit counts a client: an IPv4 address as it is,
+      // an IPv6 one by its /64 (hopping addresses within it gains nothing).
+      await svc.requestAccess(req.body, clientSubject(req.ip).replace(/^ip:/, ''));
       return {};
     },
   );
