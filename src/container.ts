@@ -46,6 +46,9 @@ import { BatchSealerWorker } from './workers/batch-sealer.js';
 import { Readiness } from './modules/health/service.js';
 import { IdempotencyService, IdempotencySweeper } from './modules/idempotency/index.js';
 
+/** Query shapes of the public list run as named statements; the rest unnamed. */
+const PUBLIC_LIST_SHAPES = 32;
+
 export interface BaseDeps {
   config: Config;
   database: Database;
@@ -157,7 +160,8 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     clock,
     objectVisibility(() => publicList.clear()),
   );
-  const objects = new ObjectService(db, preparedRows(database.pool));
+  // The public list's filters choose its query's shape: only the first 32 shapes are named.
+  const objects = new ObjectService(db, preparedRows(database.pool, PUBLIC_LIST_SHAPES));
   const storage = new StorageService(
     db,
     clock,

@@ -16,15 +16,23 @@ export function rowsVia(exec: Executor): RowRunner {
 
 /**
  * Rows through a named prepared statement on the pool: each connection parses a query
- * shape once and PostgreSQL may reuse its plan. For hot read paths whose SQL takes a
- * bounded number of shapes (the name is a digest of the text).
+ * shape once and PostgreSQL may reuse its plan. For hot paths whose SQL takes a bounded
+ * number of shapes (the name is a digest of the text). A named statement stays on each
+ * connection that ran it for the connection's life (~40 KB of the server's memory each), so
+ * a runner whose callers choose the shape (the public list's filters combine into ~10⁵)
+ * gives `maxShapes`: the first that many shapes are named, any other runs unnamed (parsed
+ * each time, kept nowhere).
  */
-export function preparedRows(pool: pg.Pool): RowRunner {
+export function preparedRows(pool: pg.Pool, maxShapes = Infinity): RowRunner {
+  const named = new Set<string>();
   return async <T>(query: SQL) => {
     const { sql: text, params } = dialect.sqlToQuery(query);
     const name = `p_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    if (!named.has(name) && named.size < maxShapes) named.add(name);
     try {
-      const res = await pool.query({ name, text, values: params });
+      const res = named.has(name)
+        ? await pool.query({ name, text, values: params })
+        : await pool.query({ text, values: params });
       return res.rows as T[];
     } catch (err) {
       throw new StatementFailed(name, err);
