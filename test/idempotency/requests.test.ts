@@ -272,6 +272,26 @@ describe('a first request still running', () => {
     });
   });
 
+  it('a retry waiting on a first request of this process asks the database nothing meanwhile', async () => {
+    let queries = 0;
+    const counted = {
+      execute: ((q: Parameters<typeof svc.container.db.execute>[0]) => {
+        queries++;
+        return svc.container.db.execute(q);
+      }) as typeof svc.container.db.execute,
+    };
+    const keys = new IdempotencyService(counted, svc.clock, { waitMs: 5000 });
+    const k = id();
+    expect(await keys.begin(k, 'h')).toEqual({ kind: 'run' });
+    const before = queries;
+    const waiting = keys.begin(k, 'h');
+    await new Promise((r) => setTimeout(r, 600));
+    // One claim and one look before it began to wait; none for the 600 ms it waited.
+    expect(queries - before).toBe(2);
+    await keys.complete(k, 'h', { status: 201, headers: {}, body: '{}' });
+    expect((await waiting).kind).toBe('replay');
+  });
+
   it('answers 409 code 10 once the bound passes, and lets a stale one be taken over', async () => {
     const a = new IdempotencyService(svc.container.db, svc.clock, { waitMs: 200 });
     const b = new IdempotencyService(svc.container.db, svc.clock, { waitMs: 200 });

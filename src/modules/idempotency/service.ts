@@ -107,7 +107,7 @@ export class IdempotencyService {
           'a request with this Idempotency-Key is still running; retry later',
         );
       }
-      await this.pause(id, Math.min(left, this.opts.pollMs));
+      await this.pause(id, left);
     }
   }
 
@@ -138,9 +138,13 @@ export class IdempotencyService {
     this.running.delete(k);
   }
 
-  /** Until the first request of this process ends, or `ms` (another process's is polled). */
-  private async pause(id: KeyId, ms: number): Promise<void> {
+  /**
+   * Until the first request ends: one of this process is awaited in memory (up to `left`),
+   * with no query meanwhile; another process's is looked at again every `pollMs`.
+   */
+  private async pause(id: KeyId, left: number): Promise<void> {
     const local = this.running.get(idText(id));
+    const ms = local ? left : Math.min(left, this.opts.pollMs);
     let timer: NodeJS.Timeout | undefined;
     const slept = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
     await (local ? Promise.race([local.done, slept]) : slept);
