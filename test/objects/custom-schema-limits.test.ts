@@ -152,6 +152,28 @@ describe('custom_schema limits on save', () => {
     expect(res.json().message).not.toMatch(/\n\s+at |\.[jt]s:\d/);
   });
 
+  it('refuses at once a schema of patterns too many or too large together', async () => {
+    // 16 KiB of distinct patterns of about 1,000 instructions each (\\S{999}, .{999}, …).
+    const wide: Record<string, true> = {};
+    for (let i = 0; JSON.stringify(wide).length < 16_000; i++) {
+      wide[`${['\\S', '.', '\\w', '\\d'][i % 4]}{${999 - Math.floor(i / 4)}}`] = true;
+    }
+    const few = Object.fromEntries(Object.entries(wide).slice(0, 250));
+    const cases: [Record<string, true>, string][] = [
+      [wide, 'has more than 256 subschemas'],
+      [few, 'its patterns are too large together (more than 10000 instructions)'],
+    ];
+    for (const [patternProperties, reason] of cases) {
+      const t0 = performance.now();
+      const res = await createTemplate(owner, { type: 'object', patternProperties });
+      const ms = performance.now() - t0;
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().code).toBe(3);
+      expect(ms, reason).toBeLessThan(150);
+      expect(res.json().message).toBe(`invalid custom_schema: ${reason}`);
+    }
+  });
+
   it('refuses the same on PUT, and keeps the saved schema', async () => {
     const created = await createTemplate(owner, stringSchema('^a'));
     const id = created.json().id as string;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_PATTERN_PROGRAM } from './pattern.js';
 import {
   inspectCustomSchema,
   MAX_ENUM_VALUES,
@@ -66,6 +67,36 @@ describe('inspectCustomSchema', () => {
     );
     expect(inspectCustomSchema({ properties }).issues).toEqual([
       { field: 'custom_schema', reason: expect.stringMatching(/patterns are too large together/) },
+    ]);
+  });
+});
+
+/** `count` distinct patternProperties keys of about 1,000 instructions each (`\\S{999}`, …). */
+const largePatterns = (count: number): Record<string, true> => {
+  const atoms = ['\\S', '.', '\\w', '\\d', '[a-z]'];
+  return Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [`${atoms[i % 5]}{${999 - Math.floor(i / 5)}}`, true]),
+  );
+};
+
+describe('inspectCustomSchema on a schema it refuses for its size', () => {
+  it('stops at the subschema cap before compiling any pattern of a wide node', () => {
+    const r = inspectCustomSchema({ type: 'object', patternProperties: largePatterns(1000) });
+    expect(r.patterns.size).toBe(0);
+    expect(r.issues).toEqual([
+      { field: 'custom_schema', reason: `has more than ${MAX_SUBSCHEMAS} subschemas` },
+    ]);
+  });
+
+  it('stops compiling once the patterns pass the total cap', () => {
+    const r = inspectCustomSchema({ type: 'object', patternProperties: largePatterns(250) });
+    // About 1,000 instructions each: the eleventh passes 10,000.
+    expect(r.patterns.size).toBeLessThanOrEqual(11);
+    expect(r.issues).toEqual([
+      {
+        field: 'custom_schema',
+        reason: `its patterns are too large together (more than ${MAX_PATTERN_PROGRAM} instructions)`,
+      },
     ]);
   });
 });

@@ -97,6 +97,11 @@ const MAX_ISSUES = 20;
 /**
  * Checks the rules every subschema must follow and compiles its patterns. Issues name the
  * field as `custom_schema.<path>` (e.g. `custom_schema.properties.code.pattern`).
+ *
+ * A schema past the subschema or pattern-size cap is refused as soon as the walk sees it
+ * (with that issue alone): subschemas are counted when their parent is reached, before any
+ * of them is looked at, and patterns stop being compiled once their total passes the cap,
+ * so a refused schema costs little whatever its size.
  */
 export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
   const issues: FieldIssue[] = [];
@@ -106,8 +111,13 @@ export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
     if (issues.length < MAX_ISSUES)
       issues.push({ field: ['custom_schema', ...path].join('.'), reason });
   };
+  const stop = (reason: string): SchemaInspection => ({
+    issues: [{ field: 'custom_schema', reason }],
+    patterns,
+  });
+  /** Compiles one pattern; false once the patterns' total is over the cap. */
   const pattern = (source: string, path: string[]) => {
-    if (patterns.has(source)) return;
+    if (patterns.has(source)) return true;
     try {
       const p = compilePattern(source);
       patterns.set(source, p);
@@ -116,13 +126,18 @@ export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
       if (!(err instanceof UnsupportedPattern)) throw err;
       issue(path, err.message);
     }
+    return programTotal <= MAX_PATTERN_PROGRAM;
   };
+  const tooLarge = () =>
+    stop(`its patterns are too large together (more than ${MAX_PATTERN_PROGRAM} instructions)`);
   const stack: [string[], SchemaNode][] = [[[], root]];
-  let count = 0;
+  let count = 1;
   while (stack.length > 0) {
     const [path, node] = stack.pop()!;
-    count += 1;
     if (typeof node === 'boolean') continue;
+    const children = subschemas(node);
+    count += children.length;
+    if (count > MAX_SUBSCHEMAS) return stop(`has more than ${MAX_SUBSCHEMAS} subschemas`);
     if (Array.isArray(node.enum) && node.enum.length > MAX_ENUM_VALUES) {
       issue([...path, 'enum'], `lists more than ${MAX_ENUM_VALUES} values`);
     }
@@ -132,25 +147,20 @@ export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
     if (typeof node.$ref === 'string' && resolveRef(root, node.$ref) === undefined) {
       issue([...path, '$ref'], 'must be a reference inside this schema (# or #/…) to a subschema');
     }
-    if (typeof node.pattern === 'string') pattern(node.pattern, [...path, 'pattern']);
+    if (typeof node.pattern === 'string' && !pattern(node.pattern, [...path, 'pattern'])) {
+      return tooLarge();
+    }
     const pp = node.patternProperties;
     if (isSchema(pp) && typeof pp !== 'boolean') {
-      for (const key of Object.keys(pp)) pattern(key, [...path, 'patternProperties', key]);
+      for (const key of Object.keys(pp)) {
+        if (!pattern(key, [...path, 'patternProperties', key])) return tooLarge();
+      }
     }
     if (node.format === 'url') {
       // ajv-formats' url expression backtracks in quadratic time on long strings.
       issue([...path, 'format'], 'format "url" is not supported; use "uri"');
     }
-    for (const [sub, child] of subschemas(node)) stack.push([[...path, ...sub], child]);
-  }
-  if (count > MAX_SUBSCHEMAS) {
-    issue([], `has more than ${MAX_SUBSCHEMAS} subschemas (${count})`);
-  }
-  if (programTotal > MAX_PATTERN_PROGRAM) {
-    issue(
-      [],
-      `its patterns are too large together (${programTotal} instructions, at most ${MAX_PATTERN_PROGRAM})`,
-    );
+    for (const [sub, child] of children) stack.push([[...path, ...sub], child]);
   }
   return { issues, patterns };
 }
