@@ -174,6 +174,29 @@ describe('custom_schema limits on save', () => {
     }
   });
 
+  it('refuses a $ref to a place that is not a subschema, where the limits do not look', async () => {
+    const hidden = Array.from({ length: 800 }, () => ({ type: 'string' }));
+    for (const [where, ref] of [
+      ['examples', '#/examples/0'],
+      ['default', '#/default'],
+      ['const', '#/const'],
+    ] as const) {
+      const res = await createTemplate(owner, {
+        [where]: where === 'examples' ? [{ anyOf: hidden }] : { anyOf: hidden },
+        allOf: [{ $ref: ref }],
+      });
+      expect(res.statusCode, ref).toBe(400);
+      expect(res.json().code).toBe(3);
+      expect(res.json().details.fields[0].field).toBe('custom_schema.allOf.0.$ref');
+    }
+    const ok = await createTemplate(owner, {
+      type: 'object',
+      $defs: { x: { type: 'string', pattern: '^x' } },
+      properties: { a: { $ref: '#/$defs/x' }, b: { $ref: '#/properties/a' } },
+    });
+    expect(ok.statusCode, ok.body).toBe(200);
+  });
+
   it('refuses the same on PUT, and keeps the saved schema', async () => {
     const created = await createTemplate(owner, stringSchema('^a'));
     const id = created.json().id as string;

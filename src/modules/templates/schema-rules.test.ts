@@ -101,6 +101,47 @@ describe('inspectCustomSchema on a schema it refuses for its size', () => {
   });
 });
 
+describe('inspectCustomSchema on $ref', () => {
+  const sub = { type: 'string', pattern: '^x' };
+  const root = (ref: string) => ({
+    type: 'object',
+    $defs: { x: sub },
+    definitions: { 'a/b': sub },
+    properties: { a: sub, e: { type: 'string', enum: [sub] } },
+    items: [sub],
+    examples: [sub],
+    default: sub,
+    const: sub,
+    enum: [sub],
+    allOf: [{ $ref: ref }],
+  });
+
+  it.each([
+    '#/examples/0',
+    '#/default',
+    '#/const',
+    '#/enum/0',
+    '#/properties/e/enum/0',
+    '#/definitions',
+    '#/properties',
+    '#/$defs',
+  ])('refuses %s: it does not name a subschema the rules walked', (ref) => {
+    expect(inspectCustomSchema(root(ref)).issues).toEqual([
+      {
+        field: 'custom_schema.allOf.0.$ref',
+        reason: 'must be a reference inside this schema (# or #/…) to a subschema',
+      },
+    ]);
+  });
+
+  it.each(['#', '#/$defs/x', '#/definitions/a~1b', '#/properties/a', '#/items/0', '#/allOf/0'])(
+    'accepts %s',
+    (ref) => {
+      expect(inspectCustomSchema(root(ref)).issues).toEqual([]);
+    },
+  );
+});
+
 describe('resolveRef', () => {
   it('follows # and JSON pointers, with ~0, ~1 and percent escapes', () => {
     const root = { definitions: { 'a/b': { type: 'string' }, 'c~d': true, 'e f': false } };

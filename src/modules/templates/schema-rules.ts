@@ -56,21 +56,29 @@ export function subschemas(node: Record<string, unknown>): [string[], SchemaNode
   return out;
 }
 
+/** The keys of a `$ref` that is `#` or a JSON pointer into the same document; else undefined. */
+function refPath(ref: string): string[] | undefined {
+  if (ref === '#') return [];
+  if (!ref.startsWith('#/')) return undefined;
+  try {
+    return ref
+      .slice(2)
+      .split('/')
+      .map((raw) => decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~'));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The subschema a `$ref` names: only `#` and JSON pointers into the same document
  * (`#/definitions/x`). Undefined when the reference is of another kind or leads nowhere.
  */
 export function resolveRef(root: SchemaNode, ref: string): SchemaNode | undefined {
-  if (ref === '#') return root;
-  if (!ref.startsWith('#/')) return undefined;
+  const keys = refPath(ref);
+  if (!keys) return undefined;
   let node: unknown = root;
-  for (const raw of ref.slice(2).split('/')) {
-    let key: string;
-    try {
-      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    } catch {
-      return undefined;
-    }
+  for (const key of keys) {
     if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
     node = (node as Record<string, unknown>)[key];
   }
@@ -130,10 +138,16 @@ export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
   };
   const tooLarge = () =>
     stop(`its patterns are too large together (more than ${MAX_PATTERN_PROGRAM} instructions)`);
+  // The subschemas walked (their paths, as JSON): the only places a `$ref` may lead to.
+  // Ajv compiles whatever a `$ref` names, so one into an `examples`, `default`, `const` or
+  // `enum` value would compile what these rules never saw.
+  const walked = new Set<string>();
+  const refs: [string[], string][] = [];
   const stack: [string[], SchemaNode][] = [[[], root]];
   let count = 1;
   while (stack.length > 0) {
     const [path, node] = stack.pop()!;
+    walked.add(JSON.stringify(path));
     if (typeof node === 'boolean') continue;
     const children = subschemas(node);
     count += children.length;
@@ -144,9 +158,7 @@ export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
     if (path.length > 0 && node.$id !== undefined) {
       issue([...path, '$id'], '$id is allowed only at the top of the schema');
     }
-    if (typeof node.$ref === 'string' && resolveRef(root, node.$ref) === undefined) {
-      issue([...path, '$ref'], 'must be a reference inside this schema (# or #/…) to a subschema');
-    }
+    if (typeof node.$ref === 'string') refs.push([path, node.$ref]);
     if (typeof node.pattern === 'string' && !pattern(node.pattern, [...path, 'pattern'])) {
       return tooLarge();
     }
@@ -161,6 +173,12 @@ export function inspectCustomSchema(root: SchemaNode): SchemaInspection {
       issue([...path, 'format'], 'format "url" is not supported; use "uri"');
     }
     for (const [sub, child] of children) stack.push([[...path, ...sub], child]);
+  }
+  for (const [path, ref] of refs) {
+    const target = refPath(ref);
+    if (!target || !walked.has(JSON.stringify(target))) {
+      issue([...path, '$ref'], 'must be a reference inside this schema (# or #/…) to a subschema');
+    }
   }
   return { issues, patterns };
 }
