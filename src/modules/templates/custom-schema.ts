@@ -45,39 +45,48 @@ const FORMATS = [
   'binary',
 ] as const;
 
-// The patterns inspectCustomSchema compiled for the schema Ajv is compiling now, so the
-// hook below does not compile them a second time. One it did not see (a `$ref` into an odd
-// place such as an `enum` value) is added, so the cost walk knows it too.
-let compiledPatterns: Map<string, SafePattern> | undefined;
-
-/** Ajv's hook for `pattern` and `patternProperties`: the linear-time engine (pattern.ts). */
-const linearRegExp = Object.assign(
-  (source: string) => {
-    let p = compiledPatterns?.get(source);
-    if (!p) {
-      p = compilePattern(source);
-      compiledPatterns?.set(source, p);
-    }
-    return p;
-  },
-  { code: 'linearRegExp' },
-);
-
-// Strict: unknown keywords and formats fail to compile instead of being ignored, so a
-// typo in a schema is refused when the template is saved, not discovered on mint.
-// addUsedSchema: false keeps templates' `$id`s from colliding in the shared instance.
-// inlineRefs: 8 inlines only small referenced subschemas, so a subschema referenced from
-// hundreds of places does not make hundreds of copies of its code. optimize: false: Ajv's
-// code optimizer made compiling about 3× slower and worse than linear in the schema's
-// size, while validating 500 records took about the same (5–7 µs) with or without it.
-const ajv = new Ajv({
-  strict: true,
-  allErrors: true,
-  addUsedSchema: false,
-  inlineRefs: 8,
-  code: { regExp: linearRegExp, optimize: false },
-});
-addFormats(ajv, { formats: [...FORMATS], keywords: true });
+/**
+ * A new Ajv for one compile. Ajv keeps every regular expression it compiled for as long as
+ * the instance lives (removeSchema does not drop them), so a shared instance grew with each
+ * distinct pattern ever saved, refused or not; compiles are cached per template (below), so
+ * a new instance each (about 5 ms to set up, most of it compiling the draft-07 meta-schema)
+ * is rare.
+ *
+ * `patterns` are those inspectCustomSchema compiled for this schema: the `code.regExp` hook
+ * (the linear-time engine, pattern.ts) uses them rather than compile them a second time. A
+ * `$ref` names only subschemas the inspection walked, so Ajv meets no other pattern; one it
+ * did would be compiled and added, so the cost walk knows it too.
+ *
+ * Strict: unknown keywords and formats fail to compile instead of being ignored, so a
+ * typo in a schema is refused when the template is saved, not discovered on mint.
+ * addUsedSchema: false keeps the schema's `$id` out of the instance's store.
+ * inlineRefs: 8 inlines only small referenced subschemas, so a subschema referenced from
+ * hundreds of places does not make hundreds of copies of its code. optimize: false: Ajv's
+ * code optimizer made compiling about 3× slower and worse than linear in the schema's
+ * size, while validating 500 records took about the same (5–7 µs) with or without it.
+ */
+function newAjv(patterns: Map<string, SafePattern>): Ajv {
+  const regExp = Object.assign(
+    (source: string) => {
+      let p = patterns.get(source);
+      if (!p) {
+        p = compilePattern(source);
+        patterns.set(source, p);
+      }
+      return p;
+    },
+    { code: 'linearRegExp' },
+  );
+  const ajv = new Ajv({
+    strict: true,
+    allErrors: true,
+    addUsedSchema: false,
+    inlineRefs: 8,
+    code: { regExp, optimize: false },
+  });
+  addFormats(ajv, { formats: [...FORMATS], keywords: true });
+  return ajv;
+}
 
 /** A compiled custom_schema: Ajv's validator and what the cost walk needs. */
 export interface CompiledSchema {
@@ -111,17 +120,11 @@ export function compileCustomSchema(schema: Record<string, unknown>): CompiledSc
   const { issues, patterns } = inspectCustomSchema(schema);
   if (issues.length > 0) throw refuse(issues[0]!.reason, issues);
   let validate: ValidateFunction;
-  compiledPatterns = patterns;
   try {
-    validate = ajv.compile(schema);
+    validate = newAjv(patterns).compile(schema);
   } catch (err) {
     const reason = err instanceof Error ? err.message.slice(0, 300) : 'does not compile';
     throw whole(`is not a valid JSON Schema: ${reason}`);
-  } finally {
-    compiledPatterns = undefined;
-    // Ajv keeps every schema it compiled, keyed by the object; the validator lives on
-    // without it, and our own cache is the bounded one.
-    ajv.removeSchema(schema);
   }
   if ((validate as { $async?: unknown }).$async) {
     throw whole('is not a valid JSON Schema: asynchronous schemas are not supported');
