@@ -72,7 +72,7 @@ export function groupOf(method: string, url: string): GroupName {
     return 'default';
   }
   if (method === 'PUT') {
-    if (url.startsWith('/objects/')) return 'write';
+    if (url.startsWith('/objects/') || url.startsWith('/templates/')) return 'write';
     if (url.startsWith('/webhooks/')) return 'webhooks';
   }
   return 'default';

@@ -91,6 +91,7 @@ describe('groups', () => {
     expect(groupOf('POST', '/objects')).toBe('write');
     expect(groupOf('PUT', '/objects/:id')).toBe('write');
     expect(groupOf('POST', '/templates')).toBe('write');
+    expect(groupOf('PUT', '/templates/:id')).toBe('write');
     expect(groupOf('POST', '/ebus/actions')).toBe('ebus');
     expect(groupOf('POST', '/ebus/actions/batch')).toBe('ebus');
     expect(groupOf('POST', '/storage/upload')).toBe('upload');
