@@ -8605,6 +8605,7 @@ export interface paths {
                 log_tree_size: number | null;
                 /** @description RFC 6962 root over the action hashes in execution order: 0x + 64 lowercase hex, or "" before it exists */
                 actions_hash: string;
+                /** @description its actions in execution order: every one in GET /batches/{batchId}, only the first 20 in an item of GET /batches (actions_count is the total) */
                 affected_actions: {
                   id: string;
                   hash: string;
@@ -8743,6 +8744,7 @@ export interface paths {
               log_tree_size: number | null;
               /** @description RFC 6962 root over the action hashes in execution order: 0x + 64 lowercase hex, or "" before it exists */
               actions_hash: string;
+              /** @description its actions in execution order: every one in GET /batches/{batchId}, only the first 20 in an item of GET /batches (actions_count is the total) */
               affected_actions: {
                 id: string;
                 hash: string;

@@ -49,6 +49,17 @@ async function previousOf(source: Source, batch: BatchRecord): Promise<BatchReco
   return found;
 }
 
+/**
+ * The actions whose inclusion is checked: every one of the batch. An item of the service's
+ * batch list carries only its first few (docs/batches.md); the batch's own record all.
+ */
+async function actionsOf(source: Source, batch: BatchRecord) {
+  if (batch.affected_actions.length >= batch.actions_count) return batch.affected_actions;
+  const full = await source.json<BatchRecord>(`/batches/${enc(batch.id)}`);
+  if (full === null) throw new Error(`GET /batches/${batch.id}: 404`);
+  return full.affected_actions;
+}
+
 /** The objects a batch's content names, and which of its actions touched each. */
 function objectsOf(content: Uint8Array): Map<string, string[]> {
   const byObject = new Map<string, string[]>();
@@ -74,6 +85,8 @@ function objectsOf(content: Uint8Array): Map<string, string[]> {
  * or later) — an EOA signature may be the wallet's own key or an EOA linked to the wallet
  * when it signed, (c) the batch itself (content, roots, chain, attestation), and (d) each of
  * its actions' inclusion proofs. The console's "Verify in the browser" is this function.
+ * `batch` may be an item of the service's batch list: its actions are then read from the
+ * batch's own record.
  */
 export async function verifySealedBatch(
   source: Source,
@@ -81,7 +94,7 @@ export async function verifySealedBatch(
   opts: SealedBatchOptions = {},
 ): Promise<SealedBatchReport> {
   const maxObjects = opts.maxObjects ?? 50;
-  const actions = batch.affected_actions;
+  const actions = await actionsOf(source, batch);
   let total = 4 + actions.length;
   let done = 0;
   const step = (label: string) => opts.onProgress?.(label, done++, total);

@@ -23,6 +23,12 @@ export const BatchProofSchema = Type.Object({
   message: Type.String(),
 });
 
+/**
+ * How many of each batch's actions an item of `GET /batches` lists in `affected_actions`: the
+ * first in execution order (`actions_count` is the total; `GET /batches/{batchId}` lists all).
+ */
+export const LIST_AFFECTED_ACTIONS = 20;
+
 /** A transaction batch (docs/batches.md). */
 export const Batch = Type.Object({
   id: Type.String(),
@@ -53,6 +59,9 @@ export const Batch = Type.Object({
           'an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md)',
       }),
     }),
+    {
+      description: `its actions in execution order: every one in GET /batches/{batchId}, only the first ${LIST_AFFECTED_ACTIONS} in an item of GET /batches (actions_count is the total)`,
+    },
   ),
   actions_count: Type.Integer(),
   total_fee: Type.String({ description: 'the sum of its actions’ fees in tokens' }),

@@ -11,7 +11,13 @@ import { actionSalt, hashBytes, ipfsUrl, privateCommitment } from './formulas.js
 import { privateActionRecord } from './private-actions.js';
 import * as repo from './repo/batches.js';
 import type { SealedLeaves } from './sealed-leaves.js';
-import type { Batch, BatchList, InclusionProofSchema, ListBatchesQuery } from './schema.js';
+import {
+  LIST_AFFECTED_ACTIONS,
+  type Batch,
+  type BatchList,
+  type InclusionProofSchema,
+  type ListBatchesQuery,
+} from './schema.js';
 
 const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
 
@@ -68,6 +74,7 @@ export class BatchExplorer {
     const members = await repo.memberSummaries(
       this.db,
       out.items.map((r) => r.id),
+      LIST_AFFECTED_ACTIONS,
     );
     const batches = await Promise.all(out.items.map((r) => this.toBatch(r, members.get(r.id)!)));
     return { batches, next: out.next, has_more: out.has_more };

@@ -138,20 +138,26 @@ export type MemberSummary = AffectedAction & { integrity_hash: string; private: 
 /**
  * The actions of each batch given, in execution order (`alias`: the object's id), each with
  * whether its object is private now (a sealed batch's `private_actions` say what it sealed).
+ * `perBatch`: only the first that many of each batch, read as such (the index on
+ * `(batch_id, seq)`); null: all of them.
  */
 export async function memberSummaries(
   exec: Executor,
   batchIds: readonly string[],
+  perBatch: number | null = null,
 ): Promise<Map<string, MemberSummary[]>> {
   const out = new Map<string, MemberSummary[]>(batchIds.map((id) => [id, []]));
   if (batchIds.length === 0) return out;
   const { rows } = await exec.execute<MemberSummary & { batch_id: string }>(sql`
-    SELECT a.batch_id, a.id, a.hash, a.name, coalesce(a.object_id, '') AS alias,
+    SELECT b.id AS batch_id, a.id, a.hash, a.name, coalesce(a.object_id, '') AS alias,
       a.integrity_hash,
       NOT coalesce((SELECT o.is_public FROM objects o WHERE o.id = a.object_id), true) AS private
-    FROM action_logs a
-    WHERE a.batch_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(batchIds)}::jsonb))
-    ORDER BY a.batch_id, a.seq`);
+    FROM jsonb_array_elements_text(${JSON.stringify(batchIds)}::jsonb) AS b(id)
+    CROSS JOIN LATERAL (
+      SELECT l.id, l.hash, l.name, l.object_id, l.integrity_hash, l.seq FROM action_logs l
+      WHERE l.batch_id = b.id ORDER BY l.seq ${perBatch === null ? sql`` : sql`LIMIT ${perBatch}`}
+    ) a
+    ORDER BY b.id, a.seq`);
   for (const { batch_id, ...a } of rows) out.get(batch_id)!.push(a);
   return out;
 }
