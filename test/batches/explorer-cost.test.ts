@@ -1,11 +1,14 @@
 import { verifySealedBatch, type BatchRecord, type Source } from '@ons/sdk';
+import { sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { BatchExplorer } from '../../src/modules/batches/service.js';
 import { useTestService } from '../helpers/harness.js';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
 
 /**
  * What the anonymous explorer reads and builds per request (docs/batches.md): a list item
- * carries only its batch's first actions. Batches of 30 actions, sealed when a test calls
+ * carries only its batch's first actions, and a sealed batch's content is built once. Batches of 30 actions, sealed when a test calls
  * `settle()` (the worker loop is not started).
  */
 const MAX_ACTIONS = 30;
@@ -105,5 +108,77 @@ describe('GET /batches', () => {
     expect(report.lines.filter((l) => !l.verdict.ok)).toEqual([]);
     const included = report.lines.filter((l) => l.kind === 'inclusion').map((l) => l.id);
     expect(included).toEqual(sealed.actions);
+  });
+});
+
+describe('GET /batches/{batchId}/content', () => {
+  const url = () => `/batches/${sealed.id}/content`;
+  const first = () => sealed.actions[0]!;
+
+  it('is not rebuilt from the action rows while the batch keeps its ipfs_url', async () => {
+    const before = await get(url());
+    expect(before.statusCode).toBe(200);
+    // A changed row would no longer match the ipfs_url (500) if the content were rebuilt.
+    await svc.container.db.execute(
+      sql`UPDATE action_logs SET params = params || '{"changed": true}' WHERE id = ${first()}`,
+    );
+    try {
+      const again = await get(url());
+      expect(again.statusCode, again.body).toBe(200);
+      expect(again.rawPayload.equals(before.rawPayload)).toBe(true);
+      // Kept by ipfs_url too: under another one the batch is built again (and fails here).
+      const { rows } = await svc.container.db.execute<{ ipfs_url: string }>(
+        sql`SELECT ipfs_url FROM batches WHERE id = ${sealed.id}`,
+      );
+      await svc.container.db.execute(
+        sql`UPDATE batches SET ipfs_url = 'ipfs://another' WHERE id = ${sealed.id}`,
+      );
+      try {
+        expect((await get(url())).statusCode).toBe(500);
+      } finally {
+        await svc.container.db.execute(
+          sql`UPDATE batches SET ipfs_url = ${rows[0]!.ipfs_url} WHERE id = ${sealed.id}`,
+        );
+      }
+    } finally {
+      await svc.container.db.execute(
+        sql`UPDATE action_logs SET params = params - 'changed' WHERE id = ${first()}`,
+      );
+    }
+  });
+
+  it('is built once for requests at the same time, reading the action rows once', async () => {
+    const dialect = new PgDialect();
+    const statements: string[] = [];
+    const db = svc.container.db;
+    const counted = new Proxy(db, {
+      get: (target, prop, receiver) =>
+        prop === 'execute'
+          ? (query: SQL) => {
+              statements.push(dialect.sqlToQuery(query).sql);
+              return target.execute(query);
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    const { rows } = await db.execute<{ secret: string }>(sql`SELECT secret FROM batch_salt_keys`);
+    // A new explorer: nothing kept yet.
+    const explorer = new BatchExplorer(
+      counted,
+      svc.container.logger,
+      Buffer.from(rows[0]!.secret, 'hex'),
+    );
+    const rowReads = () => statements.filter((s) => /\bFROM action_logs\b/.test(s)).length;
+
+    const served = (await get(url())).rawPayload;
+    const together = await Promise.all(
+      Array.from({ length: 5 }, () => explorer.content(sealed.id)),
+    );
+    expect(rowReads()).toBe(1);
+    for (const c of together) expect(c.equals(served)).toBe(true);
+    const later = await explorer.content(sealed.id);
+    expect(later.equals(served)).toBe(true);
+    expect(rowReads()).toBe(1);
+    // Each request still reads the batch's row (its ipfs_url, whether it is being re-published).
+    expect(statements.length - rowReads()).toBe(6);
   });
 });

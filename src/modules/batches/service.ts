@@ -1,6 +1,7 @@
 import { formatEther } from 'viem';
 import type { Db } from '../../db/pool.js';
 import type { Logger } from 'pino';
+import { ByteLru } from '../../lib/byte-lru.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { inclusionProof } from '../../lib/merkle.js';
@@ -22,12 +23,22 @@ import {
 const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
 
 /**
+ * What the sealed batches' contents kept in memory hold at most, in bytes; one larger than a
+ * quarter of it is served but not kept. A quarter holds a full batch of the default 1,000
+ * actions each with 16 KB of custom data (about 17 MB).
+ */
+export const CONTENT_CACHE_BYTES = 128 * 1024 * 1024;
+
+/**
  * The public explorer (`GET /batches/{batchId}`; docs/batches.md): batches, their
  * content and their actions' inclusion proofs. Needs no credential: everything here is
  * what anyone may check, and nothing of an action on a private object but what verifying
  * the batch needs and reveals nothing (docs/batches.md, "What is public").
  */
 export class BatchExplorer {
+  /** Sealed batches' verified content bytes, by batch id and `ipfs_url`. */
+  private readonly contents = new ByteLru<string, Buffer>(CONTENT_CACHE_BYTES, (b) => b.length);
+
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
@@ -83,23 +94,30 @@ export class BatchExplorer {
   /**
    * The canonical content bytes (docs/batches.md, "Content and `ipfs_url`"), rebuilt from the
    * batch's action log rows, which never change once it is sealed, and checked against its
-   * `ipfs_url` before they are served. 404 until the batch's header is written.
+   * `ipfs_url` before they are served. 404 until the batch's header is written. Kept in
+   * memory by batch and `ipfs_url` (a re-published batch's content has a new one), and built
+   * once for requests that ask at the same time.
    */
   async content(id: string): Promise<Buffer> {
     const row = await repo.findBatch(this.db, id);
     if (row === null) throw notFound('batch');
-    if (row.hash === null) throw notFound('batch content (the batch is not sealed yet)');
+    const { hash } = row;
+    if (hash === null) throw notFound('batch content (the batch is not sealed yet)');
     // Its published content still shows private actions: never served again (the sealer
     // re-publishes it within seconds).
     if (row.republish) throw notFound('batch content (being re-published)');
+    return this.contents.load(`${id} ${row.ipfs_url}`, () => this.buildContent(row, hash));
+  }
+
+  private async buildContent(row: repo.BatchRow, hash: string): Promise<Buffer> {
     const sealedPrivate = new Set(row.private_actions ?? []);
-    const actions = (await batchActions(this.db, id)).map((a) => ({
+    const actions = (await batchActions(this.db, row.id)).map((a) => ({
       ...a,
       private: sealedPrivate.has(a.record.id),
     }));
-    const content = contentBytes(row.version, headerOfRow(row), row.hash, actions, this.saltKey);
+    const content = contentBytes(row.version, headerOfRow(row), hash, actions, this.saltKey);
     if (ipfsUrl(content) !== row.ipfs_url) {
-      this.logger.error({ batch: id }, 'a batch content no longer matches its ipfs_url');
+      this.logger.error({ batch: row.id }, 'a batch content no longer matches its ipfs_url');
       throw new AppError(Code.INTERNAL, 'the batch content does not match its ipfs_url');
     }
     return content;
