@@ -53,7 +53,8 @@ export class Sweeper implements Worker {
       } catch (err) {
         this.logger.warn({ err }, `sweeping ${this.what} failed; retrying later`);
       }
-      await this.pause.wait(this.everyMs);
+      // A stop during the pass woke no one: it must not wait a whole period to be seen.
+      if (this.running) await this.pause.wait(this.everyMs);
     }
   }
 }
