@@ -80,33 +80,25 @@ describe('roles and the owner rules', () => {
     const owner = await createMember(svc);
     const pending = await invite(owner, `no-account-${Date.now()}@example.test`, 'owner');
     expect((await confirm(owner.orgId, pending.token, pending.id)).statusCode).toBe(200);
-    // The only owner anyone can act as may still neither leave nor step down …
-    for (const [method, payload] of [
-      ['PATCH', { role: 'admin' }],
-      ['DELETE', undefined],
-    ] as const) {
-      const res = await svc.app.inject({
-        method,
-        url: `${membersUrl(owner.orgId)}/${owner.memberId}`,
-        headers: owner.headers,
-        ...(payload ? { payload } : {}),
+    /** The owner's attempts to demote (PATCH) and to remove (DELETE) a member. */
+    const demoteAndRemove = async (memberId: string) => {
+      const url = `${membersUrl(owner.orgId)}/${memberId}`;
+      const headers = owner.headers;
+      const demote = await svc.app.inject({
+        method: 'PATCH',
+        url,
+        headers,
+        payload: { role: 'admin' },
       });
-      expect(res.statusCode, `${method} ${res.body}`).toBe(400);
+      return [demote, await svc.app.inject({ method: 'DELETE', url, headers })];
+    };
+    // The only owner anyone can act as may still neither step down nor leave …
+    for (const res of await demoteAndRemove(owner.memberId)) {
+      expect(res.statusCode, res.body).toBe(400);
       expect(res.json().message).toContain('last owner');
     }
     // … while the unbound one can be demoted and withdrawn, as it leaves the owner in place.
-    for (const [method, payload] of [
-      ['PATCH', { role: 'admin' }],
-      ['DELETE', undefined],
-    ] as const) {
-      const res = await svc.app.inject({
-        method,
-        url: `${membersUrl(owner.orgId)}/${pending.id}`,
-        headers: owner.headers,
-        ...(payload ? { payload } : {}),
-      });
-      expect(res.statusCode, `${method} ${res.body}`).toBe(200);
-    }
+    for (const res of await demoteAndRemove(pending.id)) expect(res.statusCode, res.body).toBe(200);
   });
 
   it('an owner demoted while its own request waits for the owners acts as what it is then', async () => {
