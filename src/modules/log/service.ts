@@ -1,6 +1,3 @@
-import type { Logger } from 'pino';
-import type { Db } from '../../db/pool.js';
-import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
 import { hasPermission, type AuthContext } from '../../lib/permissions.js';
 import { setLogTreeSize } from '../batches/index.js';
@@ -17,7 +14,7 @@ import { checkpointBody, type NoteSigner } from './note.js';
 import * as repo from './repo.js';
 import { leafHash, TILE_WIDTH } from './tree.js';
 import type { TileRef } from './tiles.js';
-import { addCheckpoint, type WitnessConfig } from './witness.js';
+import { Witnessing, type WitnessingDeps } from './witnessing.js';
 
 /** A sealed batch's leaves, in its `actions_hash` order: what the batches feature gives. */
 export interface LeafSource {
@@ -35,17 +32,8 @@ export interface LeafSource {
   ): Promise<{ salt: string | null; commitment: string | null; integrity_hash: string }>;
 }
 
-export interface LogDeps {
-  db: Db;
-  clock: Clock;
-  logger: Logger;
+export interface LogDeps extends WitnessingDeps {
   signer: NoteSigner;
-  witnesses: WitnessConfig[];
-  /**
-   * A witness whose cosignature of the latest checkpoint is older than this, or missing, is
-   * asked again when the log has nothing to append (docs/log.md, "Witnesses"); 0: never.
-   */
-  witnessRefreshMs?: number;
   leaves: LeafSource;
   /** The network id (`GET /public/network`): the action text names it. */
   network: string;
@@ -53,8 +41,6 @@ export interface LogDeps {
 
 /** Batches appended per pass at most (a back-fill goes on at the next pass at once). */
 const BATCHES_PER_PASS = 8;
-/** How often an idle log looks at its witnesses' cosignatures (one query). */
-const REFRESH_LOOK_MS = 60_000;
 
 const hex = (b: Uint8Array): string => `0x${Buffer.from(b).toString('hex')}`;
 
@@ -99,13 +85,22 @@ function beyondTheTree(field: string, current: number): AppError {
  * each new checkpoint to the configured witnesses.
  */
 export class LogService {
-  /** Each witness's request in flight, and whether a newer checkpoint waits for it. */
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly pending = new Set<string>();
-  /** When an idle pass last looked for cosignatures to refresh (the clock's ms). */
-  private refreshLookedAt = -Infinity;
+  /** Sends checkpoints to the witnesses (witnessing.ts). */
+  readonly witnessing: Witnessing;
 
-  constructor(private readonly deps: LogDeps) {}
+  constructor(private readonly deps: LogDeps) {
+    this.witnessing = new Witnessing(deps);
+  }
+
+  /** Waits until no witness request is in flight (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.witnessing.settled();
+  }
+
+  /** See Witnessing.refresh. */
+  refreshCosignatures(): Promise<void> {
+    return this.witnessing.refresh();
+  }
 
   get origin(): string {
     return this.deps.signer.name;
@@ -139,33 +134,9 @@ export class LogService {
     for (; appended < BATCHES_PER_PASS; appended++) {
       if (!(await this.appendOne())) break;
     }
-    if (appended > 0) this.witnessInBackground();
-    else await this.refreshCosignatures();
+    if (appended > 0) this.witnessing.sendInBackground();
+    else await this.witnessing.refresh();
     return appended > 0;
-  }
-
-  /**
-   * Asks again each witness whose cosignature of the latest checkpoint is older than
-   * `witnessRefreshMs` or missing (a witness that was down catches up). A witness cosigns
-   * the same checkpoint again with a new time (C2SP tlog-witness: `old` equal to the size,
-   * no proof), so a log that does not grow still shows verifiers fresh cosignatures, and one
-   * that stops showing them is frozen or showing an old view (`maxAgeSeconds` in the SDK).
-   * Looks at most once a minute.
-   */
-  async refreshCosignatures(): Promise<void> {
-    const { db, clock, witnesses, witnessRefreshMs = 0 } = this.deps;
-    if (witnesses.length === 0 || witnessRefreshMs <= 0) return;
-    const now = clock.now().getTime();
-    if (now - this.refreshLookedAt < REFRESH_LOOK_MS) return;
-    this.refreshLookedAt = now;
-    const cp = await repo.latestCheckpoint(db);
-    if (cp === null) return;
-    const at = await repo.cosignedAt(db, cp.batch_sequence);
-    const due = witnesses.filter((w) => {
-      const t = at.get(w.verifier.name);
-      return t === undefined || now - t.getTime() >= witnessRefreshMs;
-    });
-    if (due.length > 0) this.witnessInBackground(due);
   }
 
   private async appendOne(): Promise<boolean> {
@@ -367,88 +338,5 @@ export class LogService {
       checkpoint: p.checkpoint,
       ...(opening ? { private: opening } : {}),
     };
-  }
-
-  /**
-   * Submits the latest checkpoint to every witness, off the caller's path. Each witness has
-   * at most one request in flight; a checkpoint made meanwhile goes to it when that request
-   * ends (the latest one only), so a witness that is down holds up neither the log nor the
-   * other witnesses.
-   */
-  witnessInBackground(witnesses: readonly WitnessConfig[] = this.deps.witnesses): void {
-    for (const w of witnesses) {
-      const name = w.verifier.name;
-      if (this.inFlight.has(name)) {
-        this.pending.add(name);
-        continue;
-      }
-      const run = (async () => {
-        do {
-          this.pending.delete(name);
-          const cp = await repo.latestCheckpoint(this.deps.db);
-          if (cp !== null) await this.witnessOne(w, cp);
-        } while (this.pending.has(name));
-      })()
-        .catch((err: unknown) =>
-          this.deps.logger.warn({ err, witness: name }, 'log: witnessing failed'),
-        )
-        .finally(() => this.inFlight.delete(name));
-      this.inFlight.set(name, run);
-    }
-  }
-
-  /** Waits until no witness request is in flight (tests, shutdown). */
-  async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight.values());
-  }
-
-  /** Sends the latest checkpoint to every witness and waits for their answers. */
-  async witnessAll(): Promise<void> {
-    this.witnessInBackground();
-    await this.settled();
-  }
-
-  /**
-   * Sends one checkpoint to one witness with a consistency proof from the size it last
-   * cosigned; on a 409 it is told the witness's size and tries once more from there.
-   */
-  private async witnessOne(w: WitnessConfig, cp: repo.CheckpointRow): Promise<void> {
-    const { db, clock, logger } = this.deps;
-    let old = await repo.witnessSize(db, w.verifier.name);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (old > cp.tree_size) return; // a witness ahead of us: nothing to send
-      // The size it cosigned already: no proof, and it cosigns again with a new time.
-      const proof =
-        old === 0 || old === cp.tree_size ? [] : await consistencyProofOf(db, old, cp.tree_size);
-      let answer;
-      try {
-        answer = await addCheckpoint(w, old, proof, cp.note);
-      } catch (err) {
-        logger.warn(
-          { witness: w.verifier.name, err: (err as Error).message },
-          'log: a witness did not answer',
-        );
-        return;
-      }
-      if (answer.kind === 'size') {
-        old = answer.size;
-        continue;
-      }
-      if (answer.kind === 'refused') {
-        logger.warn(
-          { witness: w.verifier.name, status: answer.status, message: answer.message },
-          'log: a witness refused a checkpoint',
-        );
-        return;
-      }
-      await repo.saveCosignature(db, {
-        sequence: cp.batch_sequence,
-        witness: w.verifier.name,
-        line: answer.line,
-        now: clock.now(),
-      });
-      await repo.saveWitnessSize(db, w.verifier.name, cp.tree_size, clock.now());
-      return;
-    }
   }
 }
