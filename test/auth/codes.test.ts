@@ -61,6 +61,39 @@ describe('POST /auth/verification-code and POST /auth/verify', () => {
     expect(late.statusCode).toBe(400);
   });
 
+  it('counts wrong codes per address across accounts: many accounts naming one cannot each guess freely', async () => {
+    const email = uniqueEmail('unheld');
+    const accounts = [
+      await signUp(svc, { email }),
+      await signUp(svc, { email }),
+      await signUp(svc, { email }),
+    ];
+    for (const acct of accounts) {
+      expect((await post('/auth/verification-code', {}, bearer(acct))).statusCode).toBe(200);
+    }
+    const code = await lastCode(svc, email); // the last account's
+    const guess = (i: number, c: string) => post('/auth/verify', { code: c }, bearer(accounts[i]!));
+    // Ten wrong codes between them (four, four and two) are refused as wrong …
+    for (const [i, n] of [
+      [0, 4],
+      [1, 4],
+      [2, 2],
+    ] as const) {
+      for (let k = 0; k < n; k++) expect((await guess(i, wrongCode(code))).statusCode).toBe(400);
+    }
+    // … then the address waits, whoever guesses, the right code included (429 code 8).
+    for (const c of [wrongCode(code), code]) {
+      const held = await guess(c === code ? 2 : 0, c);
+      expect(held.statusCode, held.body).toBe(429);
+      expect(held.json()).toMatchObject({ code: 8 });
+      expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    svc.clock.advance(31_000);
+    expect((await guess(2, code)).statusCode).toBe(200);
+    // A right code clears the count: the next wrong one is just wrong again.
+    expect((await guess(0, wrongCode(code))).statusCode).toBe(400);
+  });
+
   it('refuses a code after 10 minutes; a newer code leaves an older one valid', async () => {
     const acct = await signUp(svc);
     await post('/auth/verification-code', {}, bearer(acct));

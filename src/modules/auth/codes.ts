@@ -7,6 +7,7 @@ import { networkOf } from '../../lib/client-network.js';
 import type { MessageSender } from '../notify/index.js';
 import * as repo from './repo/codes.js';
 import type { Channel, CodePurpose } from './repo/codes.js';
+import type { SignInThrottle } from './throttle.js';
 
 export { CODE_PURPOSES } from './repo/codes.js';
 export type { Channel, CodePurpose };
@@ -60,6 +61,8 @@ export class CodeStore {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly sender: MessageSender,
+    /** Counts wrong guesses per address across every account and purpose (`code:<address>`). */
+    private readonly guesses: SignInThrottle,
   ) {}
 
   /**
@@ -156,6 +159,13 @@ export class CodeStore {
     /** Only this wallet's codes (a signed-in wallet confirming its address). */
     walletId?: string;
   }): Promise<{ walletId: string; channel: Channel } | null> {
+    // Guesses at one address are counted together, whoever makes them: many accounts naming
+    // an address nobody holds yet must not each guess their own codes unhindered (docs/auth.md,
+    // "Codes"). A guess reserves its failure first and a right one gives it back.
+    const guessKey = `code:${input.recipient}`;
+    const wait = await this.guesses.reserve([guessKey]);
+    if (wait > 0)
+      throw tooManyRequests('too many wrong codes for this address; try again later', wait);
     const now = this.clock.now();
     const rows = await repo.spendAttempts(
       this.db,
@@ -172,6 +182,7 @@ export class CodeStore {
       if (timingSafeEqual(given, Buffer.from(row.code_hash, 'hex')) && !hit) hit = row;
     }
     if (!hit || !(await repo.markUsed(this.db, hit.id, now))) return null;
+    await this.guesses.release(guessKey, []);
     await repo.retireOthers(this.db, input.purpose, input.recipient, hit.id, now);
     if (input.ip) await this.trustRequester(input.recipient, input.ip);
     return { walletId: hit.wallet_id, channel: hit.channel };

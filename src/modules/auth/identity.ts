@@ -46,7 +46,7 @@ export function createIdentity(deps: {
   const { config, db, clock, logger, accounts } = deps;
   const signIn = new SignIn(accounts, deps.sessions);
   const throttle = new PgSignInThrottle(db, clock, policyOfKey);
-  const codes = new CodeStore(db, clock, deps.sender);
+  const codes = new CodeStore(db, clock, deps.sender, throttle);
   const sessions = new SessionManager(db, clock, deps.sessions);
   return {
     accounts,

@@ -4,8 +4,8 @@ import * as repo from './repo/throttle.js';
 
 /**
  * Failed sign-in counting, behind a small interface so another store (e.g. Redis) can
- * replace it. Keys are `account:<email|phone>` and `ip:<address>` (an IPv6 client's /64,
- * src/lib/client-network.ts).
+ * replace it. Keys are `account:<email|phone>`, `ip:<address>` (an IPv6 client's /64,
+ * src/lib/client-network.ts) and `code:<email|phone>` (wrong codes for an address, codes.ts).
  *
  * An attempt reserves its failure before the password is checked (`reserve`), so however
  * many arrive at once, no more than the free failures reach the password hash; a right
@@ -96,6 +96,12 @@ export class PgSignInThrottle implements SignInThrottle {
 
 export const ACCOUNT_POLICY: ThrottlePolicy = { freeFailures: 5 };
 export const ADDRESS_POLICY: ThrottlePolicy = { freeFailures: 20 };
+/** Wrong codes for one email address or phone number, by anyone (codes.ts). */
+export const CODE_GUESS_POLICY: ThrottlePolicy = { freeFailures: 10 };
 
 export const policyOfKey = (key: string): ThrottlePolicy =>
-  key.startsWith('ip:') ? ADDRESS_POLICY : ACCOUNT_POLICY;
+  key.startsWith('ip:')
+    ? ADDRESS_POLICY
+    : key.startsWith('code:')
+      ? CODE_GUESS_POLICY
+      : ACCOUNT_POLICY;
