@@ -122,6 +122,33 @@ function apply(prev: State | null, a: ActionRecord, t: TemplateInfo): State {
   return s;
 }
 
+/**
+ * Why the signed params do not fit the action's place in the history, as `[failed, reason]`;
+ * null when they do: an action names the object it is replayed on in `params.object_id`, a
+ * mint names the object's template in `params.template_id`.
+ */
+function refusal(a: ActionRecord, object: PublicObject): [string, string] | null {
+  const p = (a.params ?? {}) as Record<string, unknown>;
+  if (a.name === 'mint') {
+    for (const [what, id] of [
+      ['object', object.template_id],
+      ['record', a.template_id],
+    ] as const) {
+      if (id !== undefined && id !== null && p.template_id !== id) {
+        return [
+          'template_id',
+          `mint ${a.id} was signed for template ${String(p.template_id)}, its ${what} says ${id}`,
+        ];
+      }
+    }
+    return null;
+  }
+  if (p.object_id !== a.object_id) {
+    return ['object_id', `action ${a.id} was signed for object ${String(p.object_id)}`];
+  }
+  return null;
+}
+
 /** The hash fields of an object in a state, chained to `prev` through the action's hash. */
 export function objectHashes(s: State, faces: unknown[], prev: string, actionHash: string) {
   const custom_hash = H(s.custom);
@@ -189,6 +216,8 @@ export function verifyObjectChain(
         ),
       );
     }
+    const refused = refusal(a, object);
+    if (refused) return out(fail(item, refused[0], refused[1]));
     state = apply(state, a, template);
     last = objectHashes(state, template.faces, prev, a.hash);
     integrityByAction.set(a.id, last.integrity_hash);
