@@ -190,4 +190,63 @@ describe('the replay applies only what the service would', () => {
       { item: `object ${Q}`, failed: 'template_id' },
     ]);
   });
+
+  it('only the owner transfers, updates, drops or redeems', async () => {
+    for (const [name, params] of [
+      ['transfer', { object_id: Q, to: attacker.address }],
+      ['update', { object_id: Q, custom: { stolen: true } }],
+      ['drop', { object_id: Q, location: { latitude: 1, longitude: 2 } }],
+      ['redeem', { object_id: Q }],
+    ] as const) {
+      const theft = await act('act_x', attacker, 0, name, params, Q);
+      expect(await failures({ [Q]: [await mintQ(), theft] })).toMatchObject([
+        { item: `object ${Q}`, failed: 'owner_only' },
+      ]);
+    }
+  });
+
+  it('a redeemed object accepts nothing more', async () => {
+    const h = [
+      await mintQ(),
+      await act('act_r', victim, 1, 'redeem', { object_id: Q }, Q),
+      await act('act_u', victim, 2, 'update', { object_id: Q, custom: { seat: '2' } }, Q),
+    ];
+    expect(await failures({ [Q]: h })).toMatchObject([{ item: `object ${Q}`, failed: 'redeemed' }]);
+  });
+
+  it('a dropped object accepts only pickup', async () => {
+    const h = [
+      await mintQ(),
+      await act(
+        'act_d',
+        victim,
+        1,
+        'drop',
+        { object_id: Q, location: { latitude: 1, longitude: 2 } },
+        Q,
+      ),
+      await act('act_u', victim, 2, 'update', { object_id: Q, custom: { seat: '2' } }, Q),
+    ];
+    expect(await failures({ [Q]: h })).toMatchObject([{ item: `object ${Q}`, failed: 'dropped' }]);
+  });
+
+  it('pickup takes only a dropped object', async () => {
+    const h = [await mintQ(), await act('act_p', attacker, 0, 'pickup', { object_id: Q }, Q)];
+    expect(await failures({ [Q]: h })).toMatchObject([{ item: `object ${Q}`, failed: 'dropped' }]);
+  });
+
+  it('a second mint does not reset the object', async () => {
+    const h = [await mintQ(), await act('act_m2', attacker, 0, 'mint', { template_id: T.id }, Q)];
+    expect(await failures({ [Q]: h })).toMatchObject([{ item: `object ${Q}`, failed: 'mint' }]);
+  });
+
+  it('an action is not applied after it expired', async () => {
+    const late = await act('act_u', victim, 1, 'update', { object_id: Q, custom: {} }, Q, {
+      expires: '2025-01-01T00:10:00.000Z',
+      when: '2025-06-01T00:00:00.000Z',
+    });
+    expect(await failures({ [Q]: [await mintQ(), late] })).toMatchObject([
+      { item: `object ${Q}`, failed: 'expired' },
+    ]);
+  });
 });

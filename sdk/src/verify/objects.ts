@@ -122,14 +122,26 @@ function apply(prev: State | null, a: ActionRecord, t: TemplateInfo): State {
   return s;
 }
 
+const OWNER_ONLY = new Set(['transfer', 'update', 'redeem', 'drop']);
+
 /**
- * Why the signed params do not fit the action's place in the history, as `[failed, reason]`;
- * null when they do: an action names the object it is replayed on in `params.object_id`, a
- * mint names the object's template in `params.template_id`.
+ * Why the service would have refused the action on the object as replayed so far (its
+ * rules, src/modules/objects/actions and docs/ebus.md, "Refusals"), as `[failed, reason]`;
+ * null when it would apply it. The signed params must name the object (a mint: its template),
+ * and the action must come in time, in the object's state, from its owner.
  */
-function refusal(a: ActionRecord, object: PublicObject): [string, string] | null {
+function refusal(
+  prev: State | null,
+  a: ActionRecord,
+  object: PublicObject,
+): [string, string] | null {
   const p = (a.params ?? {}) as Record<string, unknown>;
+  const wallet = a.wallet.toLowerCase();
+  if (a.expires !== null && Date.parse(a.when_created) > Date.parse(a.expires)) {
+    return ['expired', `action ${a.id} was applied at ${a.when_created}, after it expired`];
+  }
   if (a.name === 'mint') {
+    if (prev !== null) return ['mint', `action ${a.id} mints the object again`];
     for (const [what, id] of [
       ['object', object.template_id],
       ['record', a.template_id],
@@ -145,6 +157,19 @@ function refusal(a: ActionRecord, object: PublicObject): [string, string] | null
   }
   if (p.object_id !== a.object_id) {
     return ['object_id', `action ${a.id} was signed for object ${String(p.object_id)}`];
+  }
+  if (prev === null) return ['history', `action ${a.id} comes before the mint`];
+  if (prev.is_redeemed) {
+    return ['redeemed', `action ${a.id} (${a.name}) comes after the object was redeemed`];
+  }
+  if (a.name === 'pickup') {
+    return prev.is_dropped ? null : ['dropped', `pickup ${a.id} of an object not dropped`];
+  }
+  if (prev.is_dropped) {
+    return ['dropped', `action ${a.id} (${a.name}) on a dropped object (only pickup takes it)`];
+  }
+  if (OWNER_ONLY.has(a.name) && prev.owner !== wallet) {
+    return ['owner_only', `action ${a.id} (${a.name}) by ${wallet}, not the owner ${prev.owner}`];
   }
   return null;
 }
@@ -185,7 +210,11 @@ export interface ChainResult {
  * category at the mint, so each action is replayed with `templateOf(action)`: the template
  * version it was applied with (its record's `template_version`; `verifyNetwork` fetches
  * them). A single template replays every action with it (right only while the template has
- * not changed since the mint).
+ * not changed since the mint). Each action must be one the service would have applied there
+ * (failed names the rule): signed for this object (`object_id`; a mint for its template,
+ * `template_id`), not after its `expires` (`expired`), one mint only (`mint`), nothing after
+ * a redeem (`redeemed`), only pickup on a dropped object and pickup only on one (`dropped`),
+ * transfer, update, drop and redeem only by the owner (`owner_only`).
  */
 export function verifyObjectChain(
   object: PublicObject,
@@ -216,7 +245,7 @@ export function verifyObjectChain(
         ),
       );
     }
-    const refused = refusal(a, object);
+    const refused = refusal(state, a, object);
     if (refused) return out(fail(item, refused[0], refused[1]));
     state = apply(state, a, template);
     last = objectHashes(state, template.faces, prev, a.hash);
