@@ -249,4 +249,24 @@ describe('the replay applies only what the service would', () => {
       { item: `object ${Q}`, failed: 'expired' },
     ]);
   });
+
+  it('one signed action is applied once, under any id', async () => {
+    const u = await act('act_u1', victim, 1, 'update', { object_id: Q, custom: { seat: '2' } }, Q);
+    const h = [await mintQ(), u, { ...u, id: 'act_u2' }];
+    expect(await failures({ [Q]: h })).toMatchObject([
+      { item: 'action act_u2', failed: 'replayed' },
+    ]);
+  });
+
+  it('a wallet’s nonce is used once across the run', async () => {
+    const P = 'obj_P';
+    const mintP = await act('act_mintP', victim, 1, 'mint', { template_id: T.id }, P);
+    const h = [
+      await mintQ(),
+      await act('act_u', victim, 1, 'update', { object_id: Q, custom: {} }, Q),
+    ];
+    expect(await failures({ [P]: [mintP], [Q]: h })).toMatchObject([
+      { item: 'action act_u', failed: 'nonce' },
+    ]);
+  });
 });

@@ -4,7 +4,14 @@ import { verifyActionInclusion } from './inclusion.js';
 import { verifyObjectChain } from './objects.js';
 import { contentActionsOf, listAll, publicActionContext, publicTemplates } from './public-reads.js';
 import type { Source } from './source.js';
-import type { ActionRecord, BatchRecord, ProofRecord, PublicObject, Verdict } from './types.js';
+import {
+  fail,
+  type ActionRecord,
+  type BatchRecord,
+  type ProofRecord,
+  type PublicObject,
+  type Verdict,
+} from './types.js';
 
 export interface VerifyOptions {
   /** Only these public objects (default: every public object, up to `maxObjects`). */
@@ -33,7 +40,9 @@ const enc = encodeURIComponent;
  * the public objects, and of every other action of batches of content version 2
  * (`contentActions`), (b) each public object's integrity chain, (d) each public object's
  * actions' inclusion proof in its sealed batch, and (c) every sealed batch (content, roots,
- * chain, attestation). One verdict per item; `ok` when none failed.
+ * chain, attestation). An action whose signed text (its `hash`) or whose wallet's nonce an
+ * action of another id showed before in the run fails (`replayed`, `nonce`): the service
+ * applies each once. One verdict per item; `ok` when none failed.
  */
 export async function verifyNetwork(
   source: Source,
@@ -72,6 +81,32 @@ export async function verifyNetwork(
   /** The actions whose signature is checked already. */
   const checked = new Set<string>();
   const integrityByAction = new Map<string, string>();
+  /** The action that first showed each signed text (its hash) and each (wallet, nonce). */
+  const byHash = new Map<string, string>();
+  const byNonce = new Map<string, string>();
+  /** The service applies a signed action once, and a wallet's nonce once (docs/ebus.md). */
+  const unique = (action: ActionRecord): Verdict | null => {
+    const nonce = `${action.wallet.toLowerCase()} ${String(action.nonce)}`;
+    const sameHash = byHash.get(action.hash);
+    const sameNonce = byNonce.get(nonce);
+    if (sameHash === undefined) byHash.set(action.hash, action.id);
+    if (sameNonce === undefined) byNonce.set(nonce, action.id);
+    if (sameHash !== undefined && sameHash !== action.id) {
+      return fail(
+        `action ${action.id}`,
+        'replayed',
+        `action ${sameHash} applied the same signed text`,
+      );
+    }
+    if (sameNonce !== undefined && sameNonce !== action.id) {
+      return fail(
+        `action ${action.id}`,
+        'nonce',
+        `nonce ${String(action.nonce)} of ${action.wallet.toLowerCase()} is action ${sameNonce}'s too`,
+      );
+    }
+    return null;
+  };
 
   for (const object of objects) {
     const history = await listAll<ActionRecord>(
@@ -81,7 +116,7 @@ export async function verifyNetwork(
     );
     for (const action of history) {
       checked.add(action.id);
-      verdicts.push(await verifyActionSignature(action, actionContext));
+      verdicts.push(unique(action) ?? (await verifyActionSignature(action, actionContext)));
     }
     const templateOf = await templates.forHistory(object.template_id, history);
     if (templateOf) {
@@ -137,7 +172,7 @@ export async function verifyNetwork(
       for (const action of contentActionsOf(content)) {
         if (checked.has(action.id)) continue;
         checked.add(action.id);
-        verdicts.push(await verifyActionSignature(action, actionContext));
+        verdicts.push(unique(action) ?? (await verifyActionSignature(action, actionContext)));
       }
     }
     previous = batch;
