@@ -1,3 +1,4 @@
+import { canonicalJson } from '../actions/canonical-json.js';
 import type { ActionContext } from './actions.js';
 import type { TemplateInfo } from './objects.js';
 import type { Source } from './source.js';
@@ -110,6 +111,18 @@ export async function listAll<T>(
   return out.slice(0, max);
 }
 
+/** The ids of every action of a batch's content, private ones too (none when unreadable). */
+export function contentIdsOf(content: Uint8Array): string[] {
+  try {
+    const parsed = JSON.parse(new TextDecoder().decode(content)) as { actions?: unknown };
+    return Array.isArray(parsed.actions)
+      ? (parsed.actions as { id?: unknown }[]).map((a) => String(a.id))
+      : [];
+  } catch {
+    return [];
+  }
+}
+
 /** The action records of a batch's content that carry their text (none when unreadable). */
 export function contentActionsOf(content: Uint8Array): ActionRecord[] {
   try {
@@ -123,4 +136,26 @@ export function contentActionsOf(content: Uint8Array): ActionRecord[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * What an action's signature check covers: its hash, signature and every field its text is
+ * rebuilt from. A batch's copy of an action whose public history was checked is skipped only
+ * when this is the checked record's; any other copy is checked on its own.
+ */
+export function signedFormOf(record: ActionRecord): string {
+  const r = record as Partial<ActionRecord>;
+  return canonicalJson(
+    [
+      r.hash,
+      r.signature_type,
+      r.signature,
+      r.wallet,
+      r.organization_id,
+      r.nonce,
+      r.name,
+      r.params,
+      r.expires,
+    ].map((v) => v ?? null),
+  );
 }

@@ -2,7 +2,14 @@ import { verifyActionSignature } from './actions.js';
 import { verifyBatch } from './batches.js';
 import { verifyActionInclusion } from './inclusion.js';
 import { verifyObjectChain } from './objects.js';
-import { contentActionsOf, listAll, publicActionContext, publicTemplates } from './public-reads.js';
+import {
+  contentActionsOf,
+  contentIdsOf,
+  listAll,
+  publicActionContext,
+  publicTemplates,
+  signedFormOf,
+} from './public-reads.js';
 import type { Source } from './source.js';
 import {
   fail,
@@ -78,8 +85,10 @@ export async function verifyNetwork(
   const step = () => opts.onProgress?.(++done, total);
   const actionContext = publicActionContext(source, network.network);
   const templates = publicTemplates(source);
-  /** The actions whose signature is checked already. */
-  const checked = new Set<string>();
+  /** The actions whose signature is checked already: their signed form ({@link signedFormOf}). */
+  const checked = new Map<string, string>();
+  /** The batch whose content holds each action. */
+  const contentBatchOf = new Map<string, string>();
   const integrityByAction = new Map<string, string>();
   /** The action that first showed each signed text (its hash) and each (wallet, nonce). */
   const byHash = new Map<string, string>();
@@ -115,7 +124,7 @@ export async function verifyNetwork(
       'action_logs',
     );
     for (const action of history) {
-      checked.add(action.id);
+      checked.set(action.id, signedFormOf(action));
       verdicts.push(unique(action) ?? (await verifyActionSignature(action, actionContext)));
     }
     const templateOf = await templates.forHistory(object.template_id, history);
@@ -168,10 +177,27 @@ export async function verifyNetwork(
             integrityByAction,
           }),
     );
+    // One action is in one batch: a second copy elsewhere is a record no proof is about.
+    for (const id of content === null ? [] : contentIdsOf(content)) {
+      const other = contentBatchOf.get(id);
+      if (other !== undefined) {
+        verdicts.push({
+          item: `action ${id}`,
+          ok: false,
+          failed: 'batch_id',
+          reason:
+            other === batch.id
+              ? `the content of ${batch.id} holds it twice`
+              : `the content of ${other} and of ${batch.id} both hold it`,
+        });
+      } else contentBatchOf.set(id, batch.id);
+    }
     if (content !== null && batch.version >= 2 && opts.contentActions !== false) {
       for (const action of contentActionsOf(content)) {
-        if (checked.has(action.id)) continue;
-        checked.add(action.id);
+        // Skipped only when it is the very record whose signature was checked.
+        const form = signedFormOf(action);
+        if (checked.get(action.id) === form) continue;
+        checked.set(action.id, form);
         verdicts.push(unique(action) ?? (await verifyActionSignature(action, actionContext)));
       }
     }

@@ -2,9 +2,23 @@ import { verifyActionSignature } from './actions.js';
 import { verifyBatch } from './batches.js';
 import { verifyActionInclusion } from './inclusion.js';
 import { verifyObjectChain } from './objects.js';
-import { contentActionsOf, listAll, publicActionContext, publicTemplates } from './public-reads.js';
+import {
+  contentActionsOf,
+  contentIdsOf,
+  listAll,
+  publicActionContext,
+  publicTemplates,
+  signedFormOf,
+} from './public-reads.js';
 import type { Source } from './source.js';
-import type { ActionRecord, BatchRecord, ProofRecord, PublicObject, Verdict } from './types.js';
+import {
+  fail,
+  type ActionRecord,
+  type BatchRecord,
+  type ProofRecord,
+  type PublicObject,
+  type Verdict,
+} from './types.js';
 
 const enc = encodeURIComponent;
 
@@ -128,9 +142,10 @@ export async function verifySealedBatch(
   const replayed = [...byObject].slice(0, maxObjects);
   total += replayed.length;
   const integrityByAction = new Map<string, string>();
-  const signed = new Set<string>();
+  /** The signed form ({@link signedFormOf}) of each action whose signature was checked. */
+  const signed = new Map<string, string>();
   const signatureLine = async (record: ActionRecord) => {
-    signed.add(record.id);
+    signed.set(record.id, signedFormOf(record));
     lines.push({
       kind: 'signature',
       id: record.id,
@@ -178,8 +193,18 @@ export async function verifySealedBatch(
   // Content of version 2 or later carries what rebuilds each public action's text.
   if (batch.version >= 2) {
     for (const record of contentActionsOf(content)) {
-      if (!signed.has(record.id)) await signatureLine(record);
+      // Skipped only when it is the very record whose signature was checked.
+      if (signed.get(record.id) !== signedFormOf(record)) await signatureLine(record);
     }
+  }
+  const ids = contentIdsOf(content);
+  const twice = ids.filter((id, i) => ids.indexOf(id) !== i);
+  for (const id of new Set(twice)) {
+    lines.push({
+      kind: 'signature',
+      id,
+      verdict: fail(`action ${id}`, 'batch_id', `the content of ${batch.id} holds it twice`),
+    });
   }
 
   step('Checking the batch content…');

@@ -1,0 +1,276 @@
+import type { webcrypto } from 'node:crypto';
+import { privateKeyToAccount } from 'viem/accounts';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../src/actions/canonical-json.js';
+import { actionTextOf } from '../src/verify/actions.js';
+import {
+  commitmentOf,
+  GENESIS,
+  headerHash,
+  integrityRootOf,
+  ipfsUrlOf,
+} from '../src/verify/batches.js';
+import { hashBytes, hex, sha256, utf8 } from '../src/verify/bytes.js';
+import { leafHashOf, merkleRoot, merkleRootOfData } from '../src/verify/merkle.js';
+import { objectHashes } from '../src/verify/objects.js';
+import { verifyNetwork } from '../src/verify/run.js';
+import { verifySealedBatch } from '../src/verify/sealed-batch.js';
+import type { Source } from '../src/verify/source.js';
+import type { ActionRecord, BatchRecord } from '../src/verify/types.js';
+
+/**
+ * A dishonest service that recomputes every hash and signs with its real batch key (the
+ * review's fake network): each test builds an honest network of one public object, then
+ * changes one thing only the check under test catches.
+ */
+
+const NET = 'ons-test';
+const ORG = 'org_1';
+const victim = privateKeyToAccount(`0x${'11'.repeat(32)}`);
+const T = { id: 'tpl_1', name: 'Ticket', description: 'd', category: 'c', faces: [] as unknown[] };
+const EXP = '2030-01-01T00:00:00.000Z';
+const P = 'obj_P';
+const ZERO_SIG = `0x${'00'.repeat(65)}`;
+
+type Rec = Record<string, unknown> & { id: string; hash: string; batch_id: string | null };
+
+async function act(
+  id: string,
+  nonce: number,
+  name: string,
+  params: Record<string, unknown>,
+  batchId: string | null,
+  when = '2025-01-01T00:00:00.000Z',
+): Promise<Rec> {
+  const r: Rec = {
+    id,
+    hash: '',
+    name,
+    wallet: victim.address.toLowerCase(),
+    organization_id: ORG,
+    signature_type: 'eoa',
+    nonce,
+    params,
+    expires: EXP,
+    object_id: P,
+    template_id: T.id,
+    template_version: null,
+    fee_wei: '10',
+    batch_id: batchId,
+    log_index: null,
+    when_created: when,
+  };
+  const text = actionTextOf(r as unknown as ActionRecord, NET);
+  r.hash = hex(sha256(utf8(text)));
+  r.signature = await victim.signMessage({ message: text });
+  return r;
+}
+
+/** Each action's integrity hash, and the object as the service shows it. */
+function replay(history: Rec[]) {
+  let prev = GENESIS;
+  let prevOfLast = GENESIS;
+  let state: Record<string, unknown> = {};
+  let last: ReturnType<typeof objectHashes> | undefined;
+  const integrity = new Map<string, string>();
+  for (const a of history) {
+    const p = a.params as { custom?: Record<string, unknown> };
+    if (a.name === 'mint') {
+      state = {
+        owner: a.wallet,
+        location: null,
+        custom: p.custom ?? {},
+        metadata: {
+          name: T.name,
+          description: T.description,
+          category: T.category,
+          image: null,
+          edition: 1,
+        },
+        is_redeemed: false,
+        is_dropped: false,
+      };
+    } else if (p.custom) state = { ...state, custom: p.custom };
+    last = objectHashes(state as never, T.faces, prev, a.hash);
+    integrity.set(a.id, last.integrity_hash);
+    prevOfLast = prev;
+    prev = last.integrity_hash;
+  }
+  const object = { id: P, ...state, template_id: T.id, ...last, prev_integrity_hash: prevOfLast };
+  return { object, integrity };
+}
+
+/** RFC 6962 PATH(m, D). */
+function auditPath(m: number, d: Uint8Array[]): Uint8Array[] {
+  if (d.length <= 1) return [];
+  let k = 1;
+  while (k * 2 < d.length) k *= 2;
+  return m < k
+    ? [...auditPath(m, d.slice(0, k)), merkleRootOfData(d.slice(k))]
+    : [...auditPath(m - k, d.slice(k)), merkleRootOfData(d.slice(0, k))];
+}
+
+interface Sealing {
+  id: string;
+  version: number;
+  /** The content's actions (their `integrity_hash` added here). */
+  actions: Rec[];
+  /** Rewrites the canonical content text before it is hashed. */
+  raw?: (text: string) => string;
+}
+
+/** The service: batches sealed from `sealings` in order, and the history of object P. */
+async function network(history: Rec[], sealings: Sealing[]) {
+  const { object, integrity } = replay(history);
+  const kp = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
+  const pub = hex(new Uint8Array(await crypto.subtle.exportKey('raw', kp.publicKey)));
+  const batches: Record<string, unknown>[] = [];
+  const contents = new Map<string, Uint8Array>();
+  const proofs = new Map<string, unknown>();
+  for (const s of sealings) {
+    const prev = batches.at(-1) as { hash: string; integrity_root: string } | undefined;
+    const actions = s.actions.map((a) => {
+      const { log_index: _, ...r } = a;
+      return { ...r, integrity_hash: integrity.get(a.id) ?? GENESIS };
+    });
+    const leaves = actions.map((a) => hashBytes(a.hash)!);
+    const lastOf = actions.at(-1)!;
+    const h: Record<string, unknown> = {
+      id: s.id,
+      sequence: batches.length + 1,
+      prev_hash: prev?.hash ?? GENESIS,
+      prev_integrity_root: prev?.integrity_root ?? GENESIS,
+      integrity_root: integrityRootOf([{ id: P, integrity_hash: lastOf.integrity_hash }]),
+      actions_hash: merkleRoot(leaves),
+      actions_count: actions.length,
+      total_fee_wei: String(actions.length * 10),
+      when_created: '2025-01-02T00:00:00.000Z',
+    };
+    h.commitment = commitmentOf(h as never);
+    h.hash = headerHash(h as never);
+    const sig = new Uint8Array(
+      await crypto.subtle.sign({ name: 'Ed25519' }, kp.privateKey, hashBytes(h.commitment)!),
+    );
+    const body: Record<string, unknown> = { actions, batch: h };
+    if (s.version >= 2) {
+      body.objects = [{ id: P, integrity_hash: lastOf.integrity_hash }];
+      body.version = s.version;
+    }
+    let text = canonicalJson(body);
+    if (s.raw) text = s.raw(text);
+    const bytes = utf8(text);
+    contents.set(s.id, bytes);
+    batches.push({
+      ...h,
+      version: s.version,
+      ipfs_url: ipfsUrlOf(bytes),
+      status: 'proven',
+      affected_actions: actions.map((a) => ({
+        id: a.id,
+        hash: a.hash,
+        name: (a as Rec).name,
+        alias: P,
+        private: false,
+      })),
+      proof: {
+        type: 'ed25519-attestation',
+        value: hex(sig),
+        public_values: h.commitment,
+        vkey: pub,
+        message: '',
+      },
+      proof_id: hex(sha256(utf8('ed25519-attestation'), Uint8Array.of(0), sig)),
+    });
+    actions.forEach((a, i) =>
+      proofs.set(`${s.id}/${a.id}`, {
+        leaf_index: i,
+        tree_size: leaves.length,
+        audit_path: auditPath(i, leaves).map(hex),
+        leaf_hash: hex(leafHashOf(leaves[i]!)),
+        root: merkleRoot(leaves),
+      }),
+    );
+  }
+  const routes: Record<string, unknown> = {
+    '/public/network': { network: NET, batch_public_key: pub },
+    '/batches?order=asc&limit=100': { batches, next: null, has_more: false },
+    '/public/objects?order=asc&limit=100&include_dropped=true': {
+      objects: [object],
+      next: null,
+      has_more: false,
+    },
+    [`/public/objects?id=${P}&include_dropped=true`]: { objects: [object] },
+    [`/public/objects/${P}/history?order=asc&limit=100`]: {
+      action_logs: history,
+      next: null,
+      has_more: false,
+    },
+    [`/public/templates/${T.id}`]: T,
+  };
+  for (const b of batches) routes[`/batches/${String(b.id)}`] = b;
+  const source: Source = {
+    json<J>(path: string) {
+      const m = /^\/batches\/([^/]+)\/proofs\/([^/]+)$/.exec(path);
+      const found = m ? proofs.get(`${m[1]}/${m[2]}`) : routes[path];
+      return Promise.resolve((found === undefined ? null : structuredClone(found)) as J | null);
+    },
+    bytes(path: string) {
+      const m = /^\/batches\/([^/]+)\/content$/.exec(path);
+      return Promise.resolve((m && contents.get(m[1]!)) ?? null);
+    },
+  };
+  return { source, batches: batches as unknown as BatchRecord[] };
+}
+
+const failures = (verdicts: { ok: boolean; item: string; failed?: string }[]) =>
+  verdicts.filter((v) => !v.ok).map((v) => `${v.item}: ${v.failed}`);
+
+/** mint (bat_1), update (bat_2): what every test starts from. */
+async function honest() {
+  const a1 = await act('act_1', 0, 'mint', { template_id: T.id }, 'bat_1');
+  const a2 = await act('act_2', 1, 'update', { object_id: P, custom: { seat: '1' } }, 'bat_2');
+  return { a1, a2 };
+}
+
+describe('verifyNetwork against a service that recomputes every hash', () => {
+  it('passes the honest network', async () => {
+    const { a1, a2 } = await honest();
+    const { source } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 2, actions: [a1] },
+        { id: 'bat_2', version: 2, actions: [a2] },
+      ],
+    );
+    const report = await verifyNetwork(source);
+    expect(failures(report.verdicts)).toEqual([]);
+  });
+});
+
+describe('H3: a batch copy of an action is the copy whose signature was checked', () => {
+  it('checks a copy reusing a checked id (other params, made-up hash, zero signature)', async () => {
+    const { a1, a2 } = await honest();
+    const forged: Rec = {
+      ...a1,
+      batch_id: 'bat_2',
+      params: { template_id: T.id, owner: '0x'.padEnd(42, '2') },
+      hash: hex(sha256(utf8('made up'))),
+      signature: ZERO_SIG,
+    };
+    const { source, batches } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 2, actions: [a1] },
+        { id: 'bat_2', version: 2, actions: [a2, forged] },
+      ],
+    );
+    const report = await verifyNetwork(source);
+    expect(failures(report.verdicts)).toEqual(['action act_1: batch_id', 'action act_1: hash']);
+    const sealed = await verifySealedBatch(source, batches[1]!, { previous: batches[0]! });
+    expect(sealed.ok).toBe(false);
+    expect(failures(sealed.lines.map((l) => l.verdict))).toEqual(['action act_1: hash']);
+  });
+});
