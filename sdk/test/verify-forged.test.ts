@@ -274,3 +274,20 @@ describe('H3: a batch copy of an action is the copy whose signature was checked'
     expect(failures(sealed.lines.map((l) => l.verdict))).toEqual(['action act_1: hash']);
   });
 });
+
+describe('M1: every history action gets an inclusion verdict', () => {
+  it('fails an action naming a batch that is not served, and reports an old unbatched one', async () => {
+    const a1 = await act('act_1', 0, 'mint', { template_id: T.id }, 'bat_1');
+    const a2 = await act('act_2', 1, 'update', { object_id: P, custom: { s: 1 } }, 'bat_nowhere');
+    const a3 = await act('act_3', 2, 'update', { object_id: P, custom: { s: 2 } }, null);
+    const { source } = await network([a1, a2, a3], [{ id: 'bat_1', version: 2, actions: [a1] }]);
+    const report = await verifyNetwork(source);
+    expect(failures(report.verdicts)).toEqual(['proof act_2 in bat_nowhere: batch_id']);
+    // act_3 is older than the last sealed batch and in none: not failed, but not silent.
+    expect(report.verdicts).toContainEqual({
+      item: 'proof act_3 in no batch',
+      ok: true,
+      skipped: ['proof'],
+    });
+  });
+});

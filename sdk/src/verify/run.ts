@@ -59,10 +59,12 @@ export async function verifyNetwork(
     '/public/network',
   );
   if (network === null) throw new Error('GET /public/network: 404');
-  const batches = (await listAll<BatchRecord>(source, '/batches?order=asc&limit=100', 'batches'))
-    .filter((b) => b.hash !== '')
-    .sort((a, b) => a.sequence - b.sequence);
+  const listed = await listAll<BatchRecord>(source, '/batches?order=asc&limit=100', 'batches');
+  const batches = listed.filter((b) => b.hash !== '').sort((a, b) => a.sequence - b.sequence);
   const byId = new Map(batches.map((b) => [b.id, b]));
+  /** The batches listed still building (no header yet). */
+  const building = new Set(listed.filter((b) => b.hash === '').map((b) => b.id));
+  const lastSealed = batches.at(-1);
   const objects: PublicObject[] = [];
   if (opts.objects) {
     for (const id of opts.objects) {
@@ -142,7 +144,11 @@ export async function verifyNetwork(
     }
     for (const action of history) {
       const batch = action.batch_id === null ? undefined : byId.get(action.batch_id);
-      if (!batch) continue; // not in a sealed batch yet
+      if (!batch) {
+        const unsealed = await unsealedVerdict(source, action, building, lastSealed);
+        if (unsealed) verdicts.push(unsealed);
+        continue;
+      }
       const proof = await source.json<ProofRecord>(
         `/batches/${enc(batch.id)}/proofs/${enc(action.id)}`,
       );
@@ -205,4 +211,38 @@ export async function verifyNetwork(
     step();
   }
   return { ok: verdicts.every((v) => v.ok), verdicts };
+}
+
+/**
+ * The verdict on a history action that names no listed sealed batch: failed when its batch
+ * is not served, or is sealed though the list (read before the histories) showed it neither
+ * sealed nor building, nor sealed after it; `skipped` (`proof`) when it is not in a sealed
+ * batch yet although it is older than the last sealed batch; none when it is newer (it waits
+ * for the next batch).
+ */
+async function unsealedVerdict(
+  source: Source,
+  action: ActionRecord,
+  building: ReadonlySet<string>,
+  lastSealed: BatchRecord | undefined,
+): Promise<Verdict | null> {
+  const item = `proof ${action.id} in ${action.batch_id ?? 'no batch'}`;
+  if (action.batch_id !== null && !building.has(action.batch_id)) {
+    const batch = await source.json<BatchRecord>(`/batches/${enc(action.batch_id)}`);
+    if (batch === null) {
+      return { item, ok: false, failed: 'batch_id', reason: 'its batch is not served' };
+    }
+    const sealedBefore = batch.hash !== '' && batch.sequence <= (lastSealed?.sequence ?? 0);
+    if (batch.id !== action.batch_id || sealedBefore) {
+      return {
+        item,
+        ok: false,
+        failed: 'batch_id',
+        reason: 'its batch is sealed but not in the list of sealed batches',
+      };
+    }
+    if (batch.hash !== '') return { item, ok: true, skipped: ['proof'] }; // sealed since
+  }
+  const older = lastSealed !== undefined && action.when_created < lastSealed.when_created;
+  return older ? { item, ok: true, skipped: ['proof'] } : null;
 }
