@@ -291,3 +291,24 @@ describe('M1: every history action gets an inclusion verdict', () => {
     });
   });
 });
+
+describe('M2: a batch is not served as an older content version', () => {
+  it('fails a version 1 batch after a version 4 one, two batches on (and passes 4, 3, 4)', async () => {
+    const a1 = await act('act_1', 0, 'mint', { template_id: T.id }, 'bat_1');
+    const a2 = await act('act_2', 1, 'update', { object_id: P, custom: { s: 1 } }, 'bat_2');
+    const a3 = await act('act_3', 2, 'update', { object_id: P, custom: { s: 2 } }, 'bat_3');
+    // Its copy in version 1 content: that copy's signature is not read.
+    const forged: Rec = { ...a3, signature: ZERO_SIG };
+    const sealings = (v3: number, last: Rec): Sealing[] => [
+      { id: 'bat_1', version: 4, actions: [a1] },
+      { id: 'bat_2', version: 3, actions: [a2] },
+      { id: 'bat_3', version: v3, actions: [last] },
+    ];
+    const fake = await network([a1, a2, a3], sealings(1, forged));
+    expect(failures((await verifyNetwork(fake.source)).verdicts)).toEqual([
+      'batch 3 bat_3: version',
+    ]);
+    const real = await network([a1, a2, a3], sealings(4, a3));
+    expect(failures((await verifyNetwork(real.source)).verdicts)).toEqual([]);
+  });
+});

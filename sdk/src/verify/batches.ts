@@ -127,7 +127,22 @@ export interface BatchContext {
    * batch is known here, else that check is `skipped`.
    */
   integrityByAction?: ReadonlyMap<string, string>;
+  /**
+   * The lowest content version this batch may have: {@link versionFloorAfter} over the
+   * earlier batches of the chain. Default: from `previous` alone.
+   */
+  versionFloor?: number;
 }
+
+/**
+ * The lowest content version the batches after one of version `version` may have, given the
+ * floor before it: content versions only go up along the chain (1 before migration 0020, 2
+ * until 0021, 4 after), except version 3, a re-published batch of version 1 or 2, which
+ * may sit among them and raises nothing. So a batch served as version 1 (no signed action
+ * records, no objects) after one of version 2 or 4 is a downgrade.
+ */
+export const versionFloorAfter = (floor: number, version: number): number =>
+  version === 3 ? floor : Math.max(floor, version);
 
 interface ContentAction {
   id: string;
@@ -267,6 +282,14 @@ export async function verifyBatch(
       item,
       'version',
       `content version ${contentVersion}, batch version ${batch.version}: not one this verifier reads`,
+    );
+  }
+  const floor = ctx.versionFloor ?? (ctx.previous ? versionFloorAfter(1, ctx.previous.version) : 1);
+  if (batch.version !== 3 && batch.version < floor) {
+    return fail(
+      item,
+      'version',
+      `content version ${batch.version} after a batch of version ${floor}: versions only go up (3 aside)`,
     );
   }
   if (ipfsUrlOf(content) !== batch.ipfs_url) {

@@ -1,5 +1,5 @@
 import { verifyActionSignature } from './actions.js';
-import { verifyBatch } from './batches.js';
+import { verifyBatch, versionFloorAfter } from './batches.js';
 import { verifyActionInclusion } from './inclusion.js';
 import { verifyObjectChain } from './objects.js';
 import {
@@ -167,6 +167,7 @@ export async function verifyNetwork(
   }
 
   let previous: BatchRecord | null = null;
+  let versionFloor = 1;
   for (const batch of batches) {
     const content = await source.bytes(`/batches/${enc(batch.id)}/content`);
     verdicts.push(
@@ -181,8 +182,10 @@ export async function verifyNetwork(
             batchPublicKey: network.batch_public_key,
             previous,
             integrityByAction,
+            versionFloor,
           }),
     );
+    versionFloor = versionFloorAfter(versionFloor, batch.version);
     // One action is in one batch: a second copy elsewhere is a record no proof is about.
     for (const id of content === null ? [] : contentIdsOf(content)) {
       const other = contentBatchOf.get(id);
