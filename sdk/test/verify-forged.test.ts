@@ -312,3 +312,22 @@ describe('M2: a batch is not served as an older content version', () => {
     expect(failures((await verifyNetwork(real.source)).verdicts)).toEqual([]);
   });
 });
+
+describe('M3: content bytes are RFC 8785', () => {
+  it('fails a duplicate key with whitespace (same CID for every reader, two readings)', async () => {
+    const { a1, a2 } = await honest();
+    const { source } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 2, actions: [a1] },
+        {
+          id: 'bat_2',
+          version: 2,
+          actions: [a2],
+          raw: (t) => t.replace('{"actions":', '{"actions":[], "actions":'),
+        },
+      ],
+    );
+    expect(failures((await verifyNetwork(source)).verdicts)).toEqual(['batch 2 bat_2: content']);
+  });
+});

@@ -265,10 +265,23 @@ export async function verifyBatch(
 ): Promise<Verdict> {
   const item = `batch ${batch.sequence} ${batch.id}`;
   let parsed: Content;
+  let text: string;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(content)) as typeof parsed;
+    text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+    parsed = JSON.parse(text) as typeof parsed;
   } catch {
-    return fail(item, 'content', 'the content is not JSON');
+    return fail(item, 'content', 'the content is not UTF-8 JSON');
+  }
+  // RFC 8785: one byte string per value (no duplicate keys, whitespace or other key order),
+  // so every reader of these bytes reads the same content.
+  let canonical: string | null;
+  try {
+    canonical = canonicalJson(parsed);
+  } catch {
+    canonical = null;
+  }
+  if (canonical !== text) {
+    return fail(item, 'content', 'the content is not RFC 8785 JSON');
   }
   for (const f of [...HEADER_FIELDS, 'hash'] as const) {
     if (canonicalJson(parsed.batch?.[f]) !== canonicalJson(batch[f])) {
