@@ -249,8 +249,10 @@ function checkIntegrityV2(
 
 /**
  * (c) Checks a sealed batch against its content (`GET /batches/{id}/content`, bytes as
- * served), in this order (the first that fails is named): the content's header is the
- * explorer's (each field by name, then `version`); `ipfs_url` is the content's CID;
+ * served), in this order (the first that fails is named): the bytes are strict UTF-8 and
+ * RFC 8785 (`content`); the content's header is the explorer's (each field by name, then
+ * `version`, which may not drop below an earlier batch's: `ctx.versionFloor`); `ipfs_url` is
+ * the content's CID;
  * `actions_count`, `actions` (each names this batch), `actions_hash` and `total_fee_wei` come
  * from its actions; `integrity_root` (see {@link checkIntegrityV2} for content version 2; for
  * version 1 only when `ctx.integrityByAction` knows every affected object); `commitment` and
