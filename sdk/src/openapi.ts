@@ -9133,6 +9133,8 @@ export interface paths {
                 allowed_templates: string[] | null;
                 denied_templates: string[] | null;
                 max_fee_wei: string | null;
+                /** @description an owner (a person) set these limits: only an owner changes or removes them */
+                set_by_owner: boolean;
                 usage: {
                   period: string;
                   /**
@@ -9238,6 +9240,8 @@ export interface paths {
               allowed_templates: string[] | null;
               denied_templates: string[] | null;
               max_fee_wei: string | null;
+              /** @description an owner (a person) set these limits: only an owner changes or removes them */
+              set_by_owner: boolean;
               usage: {
                 period: string;
                 /**
@@ -9335,6 +9339,8 @@ export interface paths {
               allowed_templates: string[] | null;
               denied_templates: string[] | null;
               max_fee_wei: string | null;
+              /** @description an owner (a person) set these limits: only an owner changes or removes them */
+              set_by_owner: boolean;
               usage: {
                 period: string;
                 /**
@@ -9437,6 +9443,8 @@ export interface paths {
               allowed_templates: string[] | null;
               denied_templates: string[] | null;
               max_fee_wei: string | null;
+              /** @description an owner (a person) set these limits: only an owner changes or removes them */
+              set_by_owner: boolean;
               usage: {
                 period: string;
                 /**

@@ -28,6 +28,8 @@ export interface PolicyRow {
   allowed_templates: string[] | null;
   denied_templates: string[] | null;
   max_fee_wei: string | null;
+  /** An owner, in person, set the current limits: only an owner changes or removes them. */
+  set_by_owner: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -49,7 +51,7 @@ type RawRing = {
 
 const POLICY_COLUMNS = sql.raw(`id, organization_id, name, target_type, target_id, period,
   spend_cap_wei::text AS spend_cap_wei, max_actions, allowed_actions, denied_actions,
-  allowed_templates, denied_templates, max_fee_wei::text AS max_fee_wei, created_at, updated_at`);
+  allowed_templates, denied_templates, max_fee_wei::text AS max_fee_wei, set_by_owner, created_at, updated_at`);
 
 const rowOf = (r: RawPolicy): PolicyRow => ({
   ...r,
@@ -121,31 +123,33 @@ export async function insertPolicy(
     targetId: string | null;
     byWallet: string;
     byKey: string | null;
+    byOwner: boolean;
     now: Date;
   },
 ): Promise<void> {
   await tx.execute(sql`INSERT INTO policies (id, organization_id, name, target_type, target_id,
       period, spend_cap_wei, max_actions, allowed_actions, denied_actions, allowed_templates,
-      denied_templates, max_fee_wei, created_by_wallet_id, created_by_api_key_id, created_at,
-      updated_at)
+      denied_templates, max_fee_wei, created_by_wallet_id, created_by_api_key_id, set_by_owner,
+      created_at, updated_at)
     VALUES (${p.id}, ${p.orgId}, ${p.name}, ${p.targetType}, ${p.targetId}, ${p.period},
       ${p.spend_cap_wei}::numeric, ${p.max_actions}, ${asTextArray(p.allowed_actions)},
       ${asTextArray(p.denied_actions)}, ${asTextArray(p.allowed_templates)},
       ${asTextArray(p.denied_templates)}, ${p.max_fee_wei}::numeric, ${p.byWallet}, ${p.byKey},
-      ${p.now}, ${p.now})`);
+      ${p.byOwner}, ${p.now}, ${p.now})`);
   await tx.execute(sql`INSERT INTO policy_usage (policy_id, organization_id)
     VALUES (${p.id}, ${p.orgId})`);
 }
 
 /**
  * Replaces a policy's limits. Its use is kept when the window stays the same, and starts
- * afresh when the window changes (buckets of another size mean nothing).
+ * afresh when the window changes (buckets of another size mean nothing). `byOwner`: an owner
+ * set them, and only an owner may change them from now on.
  */
 export async function updatePolicy(
   tx: Executor,
   orgId: string,
   id: string,
-  p: PolicyValues,
+  p: PolicyValues & { byOwner: boolean },
   now: Date,
 ): Promise<void> {
   const { rows } = await tx.execute<{ period_changed: boolean }>(sql`
@@ -155,7 +159,8 @@ export async function updatePolicy(
       denied_actions = ${asTextArray(p.denied_actions)},
       allowed_templates = ${asTextArray(p.allowed_templates)},
       denied_templates = ${asTextArray(p.denied_templates)},
-      max_fee_wei = ${p.max_fee_wei}::numeric, updated_at = ${now}
+      max_fee_wei = ${p.max_fee_wei}::numeric, set_by_owner = ${p.byOwner},
+      updated_at = ${now}
     FROM policies o
     WHERE n.id = o.id AND n.id = ${id} AND n.organization_id = ${orgId}
     RETURNING o.period IS DISTINCT FROM n.period AS period_changed`);

@@ -82,6 +82,9 @@ export const Policy = Type.Object({
   allowed_templates: Type.Union([Type.Array(Type.String()), Type.Null()]),
   denied_templates: Type.Union([Type.Array(Type.String()), Type.Null()]),
   max_fee_wei: Nullable(Type.String()),
+  set_by_owner: Type.Boolean({
+    description: 'an owner (a person) set these limits: only an owner changes or removes them',
+  }),
   usage: Type.Union([
     Type.Object({
       period: Type.String(),

@@ -107,6 +107,7 @@ export class PolicyService {
         targetId,
         byWallet: auth.walletId,
         byKey: auth.apiKeyId,
+        byOwner: granterOf(auth).owner,
         now,
       });
     });
@@ -121,8 +122,11 @@ export class PolicyService {
       if (!(await bumpPolicyVersion(tx, orgId))) throw notFound('organization');
       const row = await findPolicy(tx, orgId, id, true);
       if (!row) throw notFound('policy');
-      await this.bound(tx, auth, orgId, row.target_type, row.target_id);
-      await updatePolicy(tx, orgId, id, values, this.clock.now());
+      await this.bound(tx, auth, orgId, row.target_type, row.target_id, {
+        setByOwner: row.set_by_owner,
+      });
+      const byOwner = granterOf(auth).owner;
+      await updatePolicy(tx, orgId, id, { ...values, byOwner }, this.clock.now());
     });
     this.states.forget(orgId);
     return this.get(auth, id);
@@ -134,7 +138,10 @@ export class PolicyService {
       if (!(await bumpPolicyVersion(tx, orgId))) throw notFound('organization');
       const row = await findPolicy(tx, orgId, id, true);
       if (!row) throw notFound('policy');
-      await this.bound(tx, auth, orgId, row.target_type, row.target_id, { removing: true });
+      await this.bound(tx, auth, orgId, row.target_type, row.target_id, {
+        removing: true,
+        setByOwner: row.set_by_owner,
+      });
       await deletePolicy(tx, orgId, id);
     });
     this.states.forget(orgId);
@@ -146,6 +153,8 @@ export class PolicyService {
    * undeletable (docs/policies.md, "A policy whose target is gone"): one on a deleted or
    * expired API key (which never acts again) needs only the route's permission; one on a
    * wallet that is no longer a member (it may be invited again) is an owner's to remove.
+   * `setByOwner`: an owner set the policy's limits, so only an owner changes or removes them
+   * (two admins cannot lift each other's limits).
    */
   private async bound(
     tx: Executor,
@@ -153,7 +162,7 @@ export class PolicyService {
     orgId: string,
     targetType: TargetType,
     targetId: string | null,
-    opts: { removing?: boolean } = {},
+    opts: { removing?: boolean; setByOwner?: boolean } = {},
   ): Promise<void> {
     let granted: Granted;
     let what: string;
@@ -184,17 +193,23 @@ export class PolicyService {
       granted = { role: 'owner' };
       what = targetType === 'organization' ? 'the organization' : 'a template';
     }
-    this.ceiling(auth, granted, what);
+    this.ceiling(auth, granted, what, opts.setByOwner === true);
   }
 
-  /** Refuses (403 code 7) a caller who does not hold `granted` (the owner role: an owner). */
-  private ceiling(auth: AuthContext, granted: Granted, what: string): void {
+  /**
+   * Refuses (403 code 7) a caller who does not hold `granted` (the owner role: an owner), or
+   * who is not an owner when an owner set the policy (`setByOwner`).
+   */
+  private ceiling(auth: AuthContext, granted: Granted, what: string, setByOwner = false): void {
     const granter = granterOf(auth);
     const missing: Permission[] = missingForGrant(granter, granted);
-    const ownerOnly = 'role' in granted && granted.role === 'owner' && !granter.owner;
+    const bindsOwners = 'role' in granted && granted.role === 'owner' && !granter.owner;
+    const ownersOwn = setByOwner && !granter.owner;
+    const ownerOnly = bindsOwners || ownersOwn;
     if (missing.length > 0 || ownerOnly) {
       const reasons = [
-        ...(ownerOnly ? ['it binds owners, so only an owner sets it'] : []),
+        ...(bindsOwners ? ['it binds owners, so only an owner sets it'] : []),
+        ...(ownersOwn ? ['an owner set it, so only an owner changes or removes it'] : []),
         ...(missing.length > 0 ? [`you lack ${missing.join(', ')}`] : []),
       ];
       throw new AppError(
@@ -235,6 +250,7 @@ export class PolicyService {
       allowed_templates: r.allowed_templates,
       denied_templates: r.denied_templates,
       max_fee_wei: r.max_fee_wei,
+      set_by_owner: r.set_by_owner,
       usage: use,
       created_at: r.created_at.toISOString(),
       updated_at: r.updated_at.toISOString(),
