@@ -5,7 +5,8 @@ import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { DeliveryLogService } from './delivery-log.js';
 import { DeliveryRunner } from './delivery-runner.js';
-import { systemResolver, type HostResolver } from './http-client/address-policy.js';
+import { type HostResolver } from './http-client/address-policy.js';
+import { dnsResolver } from './http-client/dns-resolver.js';
 import { DeliveryClient } from './http-client/delivery-client.js';
 import { gatedResolver } from './http-client/lookup-gate.js';
 import { DeliveryHandoff } from './handoff.js';
@@ -38,8 +39,8 @@ export interface WebhooksWiring {
 /** Builds the webhooks feature: management, delivery log, and the delivery runner. */
 export function createWebhooks(w: WebhooksWiring): Webhooks {
   const policy = { allowLoopback: w.config.webhooks.allowLoopback };
-  // The system's lookups hold threadpool threads: at most LOOKUP_SLOTS at once.
-  const resolve = w.resolve ?? gatedResolver(systemResolver);
+  // DNS queries, at most LOOKUP_SLOTS names at once, each name asked once at a time.
+  const resolve = w.resolve ?? gatedResolver(dnsResolver());
   // Both settings open doors production must keep shut: say so at every start.
   if (policy.allowLoopback) {
     w.logger.warn(

@@ -1,4 +1,3 @@
-import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { unavailable } from '../../../lib/errors.js';
 import { LookupsBusy, type HostResolver } from './lookup-gate.js';
@@ -15,9 +14,6 @@ export interface AddressPolicy {
 }
 
 export type { HostResolver } from './lookup-gate.js';
-
-export const systemResolver: HostResolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 

@@ -5,16 +5,14 @@
 export type HostResolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
 
 /**
- * Host lookups in flight at once, per process. The system resolver (`getaddrinfo`) runs on
- * one of libuv's four threadpool threads until it answers or gives up, and no timeout of
- * ours can take the thread back: a webhook address whose name servers never answer holds
- * one for as long as the system retries. Unbounded, a few such addresses would take every
- * thread, and with them every file read, every other lookup and the asynchronous crypto of
- * all organizations. Bounded, they take at most these (docs/webhooks.md, "Addresses"). A
- * name holds at most one of them, however many callers want it (see gatedResolver). More
- * slots would need more threads (UV_THREADPOOL_SIZE) to leave the other users theirs.
+ * Host lookups in flight at once, per process. Each is a pair of DNS queries that holds no
+ * thread and ends within a few seconds (dns-resolver.ts), so a name whose name servers never
+ * answer holds one of these for that long, and many such names delay the others only once
+ * they take every slot. A name holds at most one slot, however many callers want it (see
+ * gatedResolver); an organization has at most 64 attempts in flight (docs/webhooks.md), so
+ * no one organization can hold them all.
  */
-export const LOOKUP_SLOTS = 2;
+export const LOOKUP_SLOTS = 128;
 
 /** Lookups (of distinct names) that may wait for a slot; one more is refused at once. */
 export const LOOKUP_QUEUE = 256;
@@ -63,7 +61,7 @@ interface Lookup {
  * `queue` of them. A request for a name whose lookup is waiting or running joins that lookup
  * and is answered with it: a name never holds more than one slot, nor more than one place in
  * the queue, however many connections want it at once. A slot is freed when its lookup
- * settles, not when its callers stop waiting: the thread is held until then. A caller that
+ * settles, not when its callers stop waiting: its queries run until then. A caller that
  * aborts stops waiting itself, answered with the abort at once; a lookup still waiting whose
  * callers have all gone leaves the queue and never starts, while one that runs holds its slot
  * until it settles.
@@ -116,7 +114,7 @@ export function gatedResolver(
         leave: () => {
           joined.callers.delete(c);
           fail(new LookupAbandoned(joined.started));
-          // Nobody waits for it any more and it holds no thread yet: it never starts.
+          // Nobody waits for it any more and it has not started: it never starts.
           if (!joined.started && joined.callers.size === 0) {
             const at = waiting.indexOf(joined);
             if (at !== -1) waiting.splice(at, 1);

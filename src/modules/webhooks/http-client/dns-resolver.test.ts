@@ -1,0 +1,109 @@
+/**
+ * Webhook host names through DNS (dns-resolver.ts), against a name server of our own on
+ * loopback: it answers `*.ok.test` with an A record, says NXDOMAIN for `*.gone.test`, and
+ * never answers `*.hang.test`. Behind the lookup gate, names that hang do not hold up others.
+ */
+import { createSocket, type Socket } from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dnsResolver } from './dns-resolver.js';
+import { gatedResolver } from './lookup-gate.js';
+
+let server: Socket;
+let servers: string[];
+const asked: string[] = [];
+
+/** The question's name and where the question ends. */
+function question(msg: Buffer): { name: string; end: number } {
+  const labels: string[] = [];
+  let at = 12;
+  while (msg[at]! !== 0) {
+    labels.push(msg.subarray(at + 1, at + 1 + msg[at]!).toString('latin1'));
+    at += msg[at]! + 1;
+  }
+  return { name: labels.join('.').toLowerCase(), end: at + 5 };
+}
+
+/** An answer to `query`: rcode 0 with `ip` (an A query) or no records, or rcode 3. */
+function answer(query: Buffer, end: number, rcode: 0 | 3, ip: number[] | null): Buffer {
+  const head = Buffer.from(query.subarray(0, end));
+  head.writeUInt16BE(0x8180 | rcode, 2); // a response, recursion desired and available
+  head.writeUInt16BE(ip ? 1 : 0, 6); // answers
+  head.writeUInt16BE(0, 8);
+  head.writeUInt16BE(0, 10);
+  if (!ip) return head;
+  // The question's name by pointer, type A, class IN, TTL 60, 4 bytes of address.
+  return Buffer.concat([head, Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...ip])]);
+}
+
+beforeAll(async () => {
+  server = createSocket('udp4');
+  server.on('message', (msg, from) => {
+    const { name, end } = question(msg);
+    const type = msg.readUInt16BE(end - 4);
+    asked.push(name);
+    if (name.endsWith('.hang.test')) return;
+    const reply = name.endsWith('.ok.test')
+      ? answer(msg, end, 0, type === 1 ? [93, 184, 216, 34] : null)
+      : answer(msg, end, 3, null);
+    server.send(reply, from.port, from.address);
+  });
+  await new Promise<void>((done) => server.bind(0, '127.0.0.1', done));
+  servers = [`127.0.0.1:${server.address().port}`];
+});
+afterAll(() => {
+  server?.close();
+});
+
+describe('dnsResolver', () => {
+  it('answers the A records of a name; a name without AAAA is not a failure', async () => {
+    expect(await dnsResolver({ servers })('a.ok.test')).toEqual(['93.184.216.34']);
+    expect(await dnsResolver({ servers })('A.OK.test.')).toEqual(['93.184.216.34']);
+  });
+
+  it('fails a name that does not exist', async () => {
+    await expect(dnsResolver({ servers })('x.gone.test')).rejects.toMatchObject({
+      code: 'ENOTFOUND',
+    });
+  });
+
+  it('answers IP literals and localhost without asking anyone', async () => {
+    const before = asked.length;
+    const resolve = dnsResolver({ servers });
+    expect(await resolve('203.0.113.9')).toEqual(['203.0.113.9']);
+    expect(await resolve('[2001:db8::1]')).toEqual(['2001:db8::1']);
+    expect(await resolve('localhost')).toEqual(['127.0.0.1', '::1']);
+    expect(await resolve('api.localhost')).toEqual(['127.0.0.1', '::1']);
+    expect(asked.length).toBe(before);
+  });
+
+  it('gives up on a name nobody answers for, within its tries', async () => {
+    const started = Date.now();
+    await expect(
+      dnsResolver({ servers, timeoutMs: 200, tries: 2 })('slow.hang.test'),
+    ).rejects.toMatchObject({ code: 'ETIMEOUT' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('stops at once when the caller stops waiting', async () => {
+    const started = Date.now();
+    await expect(
+      dnsResolver({ servers, timeoutMs: 5_000 })('wait.hang.test', AbortSignal.timeout(100)),
+    ).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('behind the lookup gate', () => {
+  it('many names that hang do not hold up a name that answers', async () => {
+    const resolve = gatedResolver(dnsResolver({ servers, timeoutMs: 500, tries: 2 }));
+    // As many hanging names as a whole organization's attempts in flight (64), more than
+    // the two that could hang at once before.
+    const hanging = Array.from({ length: 64 }, (_, i) =>
+      resolve(`n${i}.hang.test`, AbortSignal.timeout(10_000)).catch(() => 'gave up'),
+    );
+    const started = Date.now();
+    expect(await resolve('other.ok.test')).toEqual(['93.184.216.34']);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(await Promise.all(hanging)).toEqual(hanging.map(() => 'gave up'));
+  }, 20_000);
+});
