@@ -47,8 +47,8 @@ function rangeName(range: string): string {
 }
 
 /**
- * How long saving a webhook waits for its host's addresses: a name whose resolver does not
- * answer would otherwise hold the request for as long as the system resolver retries.
+ * How long saving a webhook waits for its host's addresses (the lookup gives up by itself
+ * after about as long; dns-resolver.ts).
  */
 export const RESOLVE_TIMEOUT_MS = 5_000;
 
