@@ -44,6 +44,7 @@ const OWNERS: Record<string, string> = {
   sign_in_failures: 'auth',
   signing_keys: 'auth',
   siwe_nonces: 'auth',
+  spent_id_tokens: 'auth',
   spent_refresh_tokens: 'auth',
   support_messages: 'support',
   template_versions: 'templates',

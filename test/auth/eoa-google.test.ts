@@ -250,8 +250,38 @@ describe('POST /auth/provider/google', () => {
       )
       .setIssuedAt(nowSec)
       .setExpirationTime(nowSec + (opts.expiresIn ?? 3600))
+      .setJti(Math.random().toString(36).slice(2)) // each of Google's tokens is its own
       .sign(opts.key ?? googleKey);
   }
+
+  it('a token signs in once: the same token again is refused until it expires', async () => {
+    const open = await createOrganization(svc, { allowSelfSignup: true });
+    const token = await idToken({ email: uniqueEmail('google') });
+    const first = await post('/auth/provider/google', { id_token: token });
+    expect(first.statusCode, first.body).toBe(200);
+    // Again, alone and with an organization, and two at once: never a second session.
+    const again = await Promise.all([
+      post('/auth/provider/google', { id_token: token }),
+      post('/auth/provider/google', { id_token: token, organization_id: open }),
+    ]);
+    for (const res of again) {
+      expect(res.statusCode, res.body).toBe(401);
+      expect(res.json()).toMatchObject({
+        code: 16,
+        message: expect.stringMatching(/used already/),
+      });
+    }
+    // A sign-in that failed did not spend its token: one that could not join is tried again.
+    const other = await idToken({ email: uniqueEmail('google') });
+    const closed = await createOrganization(svc);
+    const refused = await post('/auth/provider/google', {
+      id_token: other,
+      organization_id: closed,
+    });
+    expect(refused.statusCode).not.toBe(200);
+    const retried = await post('/auth/provider/google', { id_token: other });
+    expect(retried.statusCode, retried.body).toBe(200);
+  });
 
   it('creates a wallet with the verified email, then returns it', async () => {
     const email = uniqueEmail('google');

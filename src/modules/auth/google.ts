@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { BaseLogger } from 'pino';
 import type { Db } from '../../db/pool.js';
@@ -5,6 +6,7 @@ import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { failedPrecondition, unauthenticated } from '../../lib/errors.js';
 import type { Accounts } from '../wallets/index.js';
+import { spendIdToken } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
 
@@ -21,7 +23,8 @@ const REFUSED = 'Google ID token refused';
 /**
  * Google sign-in: the ID token is verified against Google's published keys (a JWKS URL
  * from configuration): signature, issuer, audience (our client ids), expiry at the
- * injected clock's time, and a verified email.
+ * injected clock's time, and a verified email. A token signs in once: one seen again (a
+ * copy from a log, a proxy or a browser's history) is refused until it expires.
  */
 export class GoogleSignIn {
   private jwks: ReturnType<typeof createRemoteJWKSet> | null = null;
@@ -35,7 +38,9 @@ export class GoogleSignIn {
     private readonly log: BaseLogger,
   ) {}
 
-  private async verifyIdToken(idToken: string): Promise<{ sub: string; email: string }> {
+  private async verifyIdToken(
+    idToken: string,
+  ): Promise<{ sub: string; email: string; expiresAt: Date }> {
     if (this.config.clientIds.length === 0) {
       throw failedPrecondition('Google sign-in is not configured on this service');
     }
@@ -63,7 +68,7 @@ export class GoogleSignIn {
     if (typeof email !== 'string' || email.length > 254 || payload.email_verified !== true) {
       throw unauthenticated('the Google account has no verified email address');
     }
-    return { sub, email: email.trim().toLowerCase() };
+    return { sub, email: email.trim().toLowerCase(), expiresAt: new Date(payload.exp! * 1000) };
   }
 
   /**
@@ -74,8 +79,12 @@ export class GoogleSignIn {
     input: { id_token: string; organization_id?: string },
     client: ClientContext,
   ): Promise<TokenResponse> {
-    const { sub, email } = await this.verifyIdToken(input.id_token);
+    const { sub, email, expiresAt } = await this.verifyIdToken(input.id_token);
+    const tokenHash = createHash('sha256').update(input.id_token).digest();
     return this.db.transaction(async (tx) => {
+      if (!(await spendIdToken(tx, tokenHash, expiresAt, this.clock.now()))) {
+        throw unauthenticated('this Google ID token was used already; sign in with Google again');
+      }
       const linked = await this.accounts.credentialByExternalId(tx, 'google', sub);
       let walletId = linked?.wallet_id;
       let credentialId = linked?.id;

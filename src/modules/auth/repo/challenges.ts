@@ -58,3 +58,21 @@ export async function spendSiweNonce(
     RETURNING nonce`);
   return rows.length > 0;
 }
+
+/**
+ * Spends a provider's ID token (by its hash) until it expires; false when it was spent
+ * already. Each spend clears a few expired ones.
+ */
+export async function spendIdToken(
+  exec: Executor,
+  tokenHash: Buffer,
+  expiresAt: Date,
+  now: Date,
+): Promise<boolean> {
+  const { rows } = await exec.execute(sql`INSERT INTO spent_id_tokens (token_hash, expires_at)
+    VALUES (${tokenHash}, ${expiresAt}) ON CONFLICT (token_hash) DO NOTHING
+    RETURNING 1`);
+  await exec.execute(sql`DELETE FROM spent_id_tokens WHERE token_hash IN (
+    SELECT token_hash FROM spent_id_tokens WHERE expires_at < ${now} LIMIT 100)`);
+  return rows.length > 0;
+}
