@@ -60,6 +60,7 @@ describeWithChromium('console: spend policies', () => {
     await cap.waitFor();
     expect(await cap.innerText()).toContain('at most 5 actions per hour');
     expect(await cap.innerText()).toContain('0 of 5 actions this hour');
+    expect(await cap.innerText()).toContain('Set by an owner: only an owner changes it.');
 
     // No transfers, anywhere in the organization.
     await page.getByLabel('Policy name').fill('no transfers');

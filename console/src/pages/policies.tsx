@@ -289,6 +289,7 @@ function Policies() {
             <div class="hint">
               <code>{p.id}</code>
             </div>
+            {p.set_by_owner && <div class="hint">Set by an owner: only an owner changes it.</div>}
           </>,
           targetOf(p),
           limitsText(p),
