@@ -132,21 +132,31 @@ async function network(history: Rec[], sealings: Sealing[]) {
   const proofs = new Map<string, unknown>();
   for (const s of sealings) {
     const prev = batches.at(-1) as { hash: string; integrity_root: string } | undefined;
-    const actions = s.actions.map((a) => {
+    const actions = s.actions.map((a): Rec => {
+      // A private record (content version 4): only what docs/batches.md lets it show.
+      if (a.private === true) {
+        const { batch_id, commitment, fee_wei, id, object_id } = a;
+        return { batch_id, commitment, fee_wei, id, object_id, private: true } as unknown as Rec;
+      }
       const { log_index: _, ...r } = a;
       return { ...r, integrity_hash: integrity.get(a.id) ?? GENESIS };
     });
-    const leaves = actions.map((a) => hashBytes(a.hash)!);
+    /** The `actions_hash` leaf data and `integrity_root` leaf value of an action. */
+    const leafOf = (a: Rec) => (a.private === true ? a.commitment : a.hash) as string;
+    const valueOf = (a: Rec) => (a.private === true ? a.commitment : a.integrity_hash) as string;
+    const leaves = actions.map((a) => hashBytes(leafOf(a))!);
     const lastOf = actions.at(-1)!;
+    // The service adds fees up however they are written (a BigInt of each).
+    const fee = actions.reduce((n, a) => n + BigInt(a.fee_wei as string), 0n);
     const h: Record<string, unknown> = {
       id: s.id,
       sequence: batches.length + 1,
       prev_hash: prev?.hash ?? GENESIS,
       prev_integrity_root: prev?.integrity_root ?? GENESIS,
-      integrity_root: integrityRootOf([{ id: P, integrity_hash: lastOf.integrity_hash }]),
+      integrity_root: integrityRootOf([{ id: P, integrity_hash: valueOf(lastOf) }]),
       actions_hash: merkleRoot(leaves),
       actions_count: actions.length,
-      total_fee_wei: String(actions.length * 10),
+      total_fee_wei: fee.toString(),
       when_created: '2025-01-02T00:00:00.000Z',
     };
     h.commitment = commitmentOf(h as never);
@@ -156,7 +166,11 @@ async function network(history: Rec[], sealings: Sealing[]) {
     );
     const body: Record<string, unknown> = { actions, batch: h };
     if (s.version >= 2) {
-      body.objects = [{ id: P, integrity_hash: lastOf.integrity_hash }];
+      body.objects = [
+        lastOf.private === true
+          ? { commitment: lastOf.commitment, id: P }
+          : { id: P, integrity_hash: lastOf.integrity_hash },
+      ];
       body.version = s.version;
     }
     let text = canonicalJson(body);
@@ -170,10 +184,10 @@ async function network(history: Rec[], sealings: Sealing[]) {
       status: 'proven',
       affected_actions: actions.map((a) => ({
         id: a.id,
-        hash: a.hash,
-        name: (a as Rec).name,
+        hash: leafOf(a),
+        name: a.private === true ? '' : a.name,
         alias: P,
-        private: false,
+        private: a.private === true,
       })),
       proof: {
         type: 'ed25519-attestation',
@@ -267,11 +281,19 @@ describe('H3: a batch copy of an action is the copy whose signature was checked'
         { id: 'bat_2', version: 2, actions: [a2, forged] },
       ],
     );
+    // The copy is also an action on P that P's history does not put in bat_2 (`history`).
     const report = await verifyNetwork(source);
-    expect(failures(report.verdicts)).toEqual(['action act_1: batch_id', 'action act_1: hash']);
+    expect(failures(report.verdicts)).toEqual([
+      'batch 2 bat_2: history',
+      'action act_1: batch_id',
+      'action act_1: hash',
+    ]);
     const sealed = await verifySealedBatch(source, batches[1]!, { previous: batches[0]! });
     expect(sealed.ok).toBe(false);
-    expect(failures(sealed.lines.map((l) => l.verdict))).toEqual(['action act_1: hash']);
+    expect(failures(sealed.lines.map((l) => l.verdict))).toEqual([
+      'action act_1: hash',
+      'batch 2 bat_2: history',
+    ]);
   });
 });
 
@@ -329,5 +351,71 @@ describe('M3: content bytes are RFC 8785', () => {
       ],
     );
     expect(failures((await verifyNetwork(source)).verdicts)).toEqual(['batch 2 bat_2: content']);
+  });
+});
+
+describe("a public object's actions in a batch are exactly its history's there", () => {
+  /** A private record on the public object P, its commitment made up (nobody can open it). */
+  const privateRecord = (base: Record<string, unknown>): Rec =>
+    ({ ...base, private: true, commitment: hex(sha256(utf8('made up'))) }) as unknown as Rec;
+
+  it('passes the honest version 4 network', async () => {
+    const { a1, a2 } = await honest();
+    const { source, batches } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 4, actions: [a1] },
+        { id: 'bat_2', version: 4, actions: [a2] },
+      ],
+    );
+    expect(failures((await verifyNetwork(source)).verdicts)).toEqual([]);
+    const sealed = await verifySealedBatch(source, batches[1]!, { previous: batches[0]! });
+    expect(failures(sealed.lines.map((l) => l.verdict))).toEqual([]);
+  });
+
+  it("fails an invented private action on a public object, whose commitment is then the object's integrity_root leaf", async () => {
+    const { a1, a2 } = await honest();
+    const invented = privateRecord({ id: 'act_x', batch_id: 'bat_2', fee_wei: '10', object_id: P });
+    const { source, batches } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 4, actions: [a1] },
+        { id: 'bat_2', version: 4, actions: [a2, invented] },
+      ],
+    );
+    const report = await verifyNetwork(source);
+    expect(failures(report.verdicts)).toEqual(['batch 2 bat_2: history']);
+    expect(report.verdicts.find((v) => !v.ok)?.reason).toContain('act_x');
+    const sealed = await verifySealedBatch(source, batches[1]!, { previous: batches[0]! });
+    expect(failures(sealed.lines.map((l) => l.verdict))).toEqual(['batch 2 bat_2: history']);
+  });
+
+  it('fails a public history action sealed as private, and one left out of the content', async () => {
+    const { a1, a2 } = await honest();
+    const hidden = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 4, actions: [a1] },
+        { id: 'bat_2', version: 4, actions: [privateRecord(a2)] },
+      ],
+    );
+    // Its proof starts from the commitment, not from the history's hash, too.
+    expect(failures((await verifyNetwork(hidden.source)).verdicts)).toEqual([
+      'proof act_2 in bat_2: leaf_hash',
+      'batch 2 bat_2: history',
+    ]);
+    // bat_2 holds only a stranger's action on P: act_2 of P's history is not in it.
+    const other = privateRecord({ id: 'act_y', batch_id: 'bat_2', fee_wei: '10', object_id: P });
+    const missing = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 4, actions: [a1] },
+        { id: 'bat_2', version: 4, actions: [other] },
+      ],
+    );
+    expect(failures((await verifyNetwork(missing.source)).verdicts)).toEqual([
+      'proof act_2 in bat_2: proof',
+      'batch 2 bat_2: history',
+    ]);
   });
 });

@@ -3,7 +3,7 @@ import * as Digest from 'multiformats/hashes/digest';
 import { canonicalJson } from '../actions/canonical-json.js';
 import { buf, concat, hashBytes, hex, hexBytes, sha256, utf8 } from './bytes.js';
 import { merkleRoot } from './merkle.js';
-import { fail, pass, type BatchRecord, type Verdict } from './types.js';
+import { fail, pass, type ActionRecord, type BatchRecord, type Verdict } from './types.js';
 
 /** The first batch's `prev_hash` and `prev_integrity_root`. */
 export const GENESIS = `0x${'0'.repeat(64)}`;
@@ -132,7 +132,21 @@ export interface BatchContext {
    * earlier batches of the chain. Default: from `previous` alone.
    */
   versionFloor?: number;
+  /**
+   * The public histories the verifier read, by object id, each oldest first (as
+   * `GET /public/objects/{id}/history?order=asc` lists it). For each of these objects, its
+   * actions in the content must be exactly its history's actions naming this batch: the same
+   * ids in the same order with the same hashes, none missing, none extra, and none private in
+   * content version 4 (a private record there carries a commitment the public cannot open, so
+   * it would stand in the object's `integrity_root` leaf unchecked); and from content version
+   * 2 its `integrity_root` leaf must be the integrity hash `integrityByAction` gives the last
+   * of them (`history`). Objects not in it are not checked so.
+   */
+  histories?: ReadonlyMap<string, readonly HistoryAction[]>;
 }
+
+/** What the `history` check reads of a public history's action. */
+export type HistoryAction = Pick<ActionRecord, 'id' | 'hash' | 'batch_id'>;
 
 /**
  * The lowest content version the batches after one of version `version` may have, given the
@@ -248,6 +262,67 @@ function checkIntegrityV2(
 }
 
 /**
+ * The `history` check ({@link BatchContext.histories}): each public object whose history was
+ * read has in the content exactly its history's actions of this batch, in order, none private
+ * in version 4, and (version 2 on) the `integrity_root` leaf its history reaches at the last of
+ * them. The leaf is checked by value as `integrity_root` was recomputed over it: an object's
+ * leaf is its entry under `objects`, whose value is its last action's integrity hash (or, in
+ * version 4, a private last action's commitment).
+ */
+function checkHistories(
+  item: string,
+  batch: BatchRecord,
+  content: Content,
+  ctx: BatchContext,
+): Verdict | null {
+  const histories = ctx.histories;
+  if (histories === undefined || histories.size === 0) return null;
+  const v = batch.version;
+  const inContent = new Map<string, ContentAction[]>();
+  for (const a of content.actions) {
+    if (a.object_id === null || !histories.has(a.object_id)) continue;
+    const list = inContent.get(a.object_id);
+    if (list) list.push(a);
+    else inContent.set(a.object_id, [a]);
+  }
+  const bad = (reason: string) => fail(item, 'history', reason);
+  for (const [objectId, history] of histories) {
+    const expected = history.filter((a) => a.batch_id === batch.id);
+    const got = inContent.get(objectId) ?? [];
+    for (let i = 0; i < Math.max(expected.length, got.length); i++) {
+      const e = expected[i];
+      const g = got[i];
+      if (g === undefined) {
+        return bad(
+          `action ${e!.id} of public object ${objectId} names this batch, not in its content`,
+        );
+      }
+      if (e === undefined || g.id !== e.id) {
+        return bad(
+          `the content's action ${g.id} on public object ${objectId} is not its history's ${e ? `action ${e.id}` : 'in this batch'}`,
+        );
+      }
+      if (v >= 4 && g.private === true) {
+        return bad(`the content seals action ${g.id} of public object ${objectId} as private`);
+      }
+      if (g.hash !== e.hash) {
+        return bad(`the content's action ${g.id} has another hash than its public history's`);
+      }
+    }
+    const last = expected.at(-1);
+    const reached = last && ctx.integrityByAction?.get(last.id);
+    if (v < 2 || reached === undefined) continue;
+    const leaf = content.objects?.find((o) => o.id === objectId);
+    if (leaf === undefined || listedValueOf(v, leaf) !== reached) {
+      return bad(
+        `public object ${objectId}'s integrity_root leaf is not the integrity hash its history reaches (${reached})`,
+      );
+    }
+  }
+  return null;
+}
+
+/**
  * (c) Checks a sealed batch against its content (`GET /batches/{id}/content`, bytes as
  * served), in this order (the first that fails is named): the bytes are strict UTF-8 and
  * RFC 8785 (`content`); the content's header is the explorer's (each field by name, then
@@ -255,8 +330,10 @@ function checkIntegrityV2(
  * the content's CID;
  * `actions_count`, `actions` (each names this batch), `actions_hash` and `total_fee_wei` come
  * from its actions; `integrity_root` (see {@link checkIntegrityV2} for content version 2; for
- * version 1 only when `ctx.integrityByAction` knows every affected object); `commitment` and
- * `hash` from their formulas; the chain (`sequence`, `prev_hash`, `prev_integrity_root`) from
+ * version 1 only when `ctx.integrityByAction` knows every affected object); each public object
+ * of `ctx.histories` has there exactly its history's actions of this batch and the leaf its
+ * history reaches (`history`, {@link BatchContext.histories}); `commitment` and `hash` from
+ * their formulas; the chain (`sequence`, `prev_hash`, `prev_integrity_root`) from
  * the previous batch; and the Ed25519 attestation (`proof`, `proof_id`) from
  * `batch_public_key`.
  */
@@ -345,6 +422,8 @@ export async function verifyBatch(
   } else {
     skipped.push('integrity_root');
   }
+  const history = checkHistories(item, batch, parsed, ctx);
+  if (history) return history;
   if (commitmentOf(batch) !== batch.commitment) {
     return fail(
       item,

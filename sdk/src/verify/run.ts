@@ -92,6 +92,8 @@ export async function verifyNetwork(
   /** The batch whose content holds each action. */
   const contentBatchOf = new Map<string, string>();
   const integrityByAction = new Map<string, string>();
+  /** The public histories read: each batch's content must hold exactly their actions in it. */
+  const histories = new Map<string, ActionRecord[]>();
   /** The action that first showed each signed text (its hash) and each (wallet, nonce). */
   const byHash = new Map<string, string>();
   const byNonce = new Map<string, string>();
@@ -125,6 +127,7 @@ export async function verifyNetwork(
       `/public/objects/${enc(object.id)}/history?order=asc&limit=100`,
       'action_logs',
     );
+    histories.set(object.id, history);
     for (const action of history) {
       checked.set(action.id, signedFormOf(action));
       verdicts.push(unique(action) ?? (await verifyActionSignature(action, actionContext)));
@@ -182,6 +185,7 @@ export async function verifyNetwork(
             batchPublicKey: network.batch_public_key,
             previous,
             integrityByAction,
+            histories,
             versionFloor,
           }),
     );

@@ -142,6 +142,8 @@ export async function verifySealedBatch(
   const replayed = [...byObject].slice(0, maxObjects);
   total += replayed.length;
   const integrityByAction = new Map<string, string>();
+  /** The replayed objects' public histories: the content must hold exactly their actions. */
+  const histories = new Map<string, ActionRecord[]>();
   /** The signed form ({@link signedFormOf}) of each action whose signature was checked. */
   const signed = new Map<string, string>();
   const signatureLine = async (record: ActionRecord) => {
@@ -169,6 +171,7 @@ export async function verifySealedBatch(
       `/public/objects/${enc(objectId)}/history?order=asc&limit=100`,
       'action_logs',
     );
+    histories.set(objectId, history);
     const templateOf = await templates.forHistory(object.template_id, history);
     if (templateOf === null) {
       lines.push({
@@ -214,6 +217,7 @@ export async function verifySealedBatch(
       batchPublicKey: network.batch_public_key,
       previous,
       integrityByAction,
+      histories,
     }),
   });
   for (const action of actions) {
