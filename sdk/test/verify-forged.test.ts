@@ -9,6 +9,8 @@ import {
   headerHash,
   integrityRootOf,
   ipfsUrlOf,
+  privateCommitmentOf,
+  verifyPrivateAction,
 } from '../src/verify/batches.js';
 import { hashBytes, hex, sha256, utf8 } from '../src/verify/bytes.js';
 import { leafHashOf, merkleRoot, merkleRootOfData } from '../src/verify/merkle.js';
@@ -16,7 +18,7 @@ import { objectHashes } from '../src/verify/objects.js';
 import { verifyNetwork } from '../src/verify/run.js';
 import { verifySealedBatch } from '../src/verify/sealed-batch.js';
 import type { Source } from '../src/verify/source.js';
-import type { ActionRecord, BatchRecord } from '../src/verify/types.js';
+import type { ActionRecord, BatchRecord, PrivateActionRecord } from '../src/verify/types.js';
 
 /**
  * A dishonest service that recomputes every hash and signs with its real batch key (the
@@ -417,5 +419,79 @@ describe("a public object's actions in a batch are exactly its history's there",
       'proof act_2 in bat_2: proof',
       'batch 2 bat_2: history',
     ]);
+  });
+});
+
+describe('verifyPrivateAction rebuilds what the opening carries', () => {
+  /** A member's opening of its action sealed private in a one-action version 4 batch. */
+  async function opening() {
+    const a = await act('act_2', 1, 'update', { object_id: P, custom: { ssn: '1' } }, 'bat_2');
+    const salt = hex(sha256(utf8('salt')));
+    const integrity = hex(sha256(utf8('integrity')));
+    const commitment = privateCommitmentOf(salt, a.hash, integrity)!;
+    const leaves = [hashBytes(commitment)!];
+    const batch = { id: 'bat_2', version: 4, actions_hash: merkleRoot(leaves), actions_count: 1 };
+    const proof = {
+      leaf_index: 0,
+      tree_size: 1,
+      audit_path: [],
+      leaf_hash: hex(leafHashOf(leaves[0]!)),
+      root: batch.actions_hash,
+    };
+    const record = {
+      action: a,
+      integrity_hash: integrity,
+      private: true,
+      version: 4,
+      salt,
+      commitment,
+      leaf: commitment,
+    } as unknown as PrivateActionRecord;
+    const context = { network: NET, credential: () => Promise.resolve(null) };
+    return { record, batch, proof, context };
+  }
+  const item = 'private action act_2 in bat_2';
+
+  it('passes the genuine opening, and names what it could not check', async () => {
+    const { record, batch, proof, context } = await opening();
+    expect(await verifyPrivateAction(record, batch, { context, proof })).toEqual({
+      item,
+      ok: true,
+      skipped: ['integrity_hash'],
+    });
+    expect(await verifyPrivateAction(record, batch)).toEqual({
+      item,
+      ok: true,
+      skipped: ['hash', 'signature', 'proof', 'integrity_hash'],
+    });
+  });
+
+  it("fails a record whose params are not its hash's text, or whose signature is not the wallet's", async () => {
+    const { record, batch, proof, context } = await opening();
+    // Other params under the genuine hash: the commitment still opens to that hash.
+    const params = { object_id: P, custom: { ssn: '2' } };
+    const changed = { ...record, action: { ...record.action, params } };
+    expect(await verifyPrivateAction(changed, batch, { context, proof })).toMatchObject({
+      ok: false,
+      failed: 'hash',
+    });
+    const unsigned = { ...record, action: { ...record.action, signature: ZERO_SIG } };
+    expect(await verifyPrivateAction(unsigned, batch, { context, proof })).toMatchObject({
+      ok: false,
+      failed: 'signature',
+    });
+  });
+
+  it('fails an opening of another batch, and a leaf the proof does not start from', async () => {
+    const { record, batch, proof, context } = await opening();
+    const other = { ...record, action: { ...record.action, batch_id: 'bat_3' } };
+    expect(await verifyPrivateAction(other, batch, { context, proof })).toMatchObject({
+      failed: 'batch_id',
+    });
+    const leaf = hex(sha256(utf8('another leaf')));
+    const elsewhere = { ...proof, leaf_hash: hex(leafHashOf(hashBytes(leaf)!)) };
+    expect(await verifyPrivateAction(record, batch, { context, proof: elsewhere })).toMatchObject({
+      failed: 'leaf_hash',
+    });
   });
 });

@@ -1,9 +1,18 @@
 import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
 import { canonicalJson } from '../actions/canonical-json.js';
+import { verifyActionSignature, type ActionContext } from './actions.js';
 import { buf, concat, hashBytes, hex, hexBytes, sha256, utf8 } from './bytes.js';
-import { merkleRoot } from './merkle.js';
-import { fail, pass, type ActionRecord, type BatchRecord, type Verdict } from './types.js';
+import { verifyActionInclusion } from './inclusion.js';
+import { merkleRoot, type InclusionProof } from './merkle.js';
+import {
+  fail,
+  pass,
+  type ActionRecord,
+  type BatchRecord,
+  type PrivateActionRecord,
+  type Verdict,
+} from './types.js';
 
 /** The first batch's `prev_hash` and `prev_integrity_root`. */
 export const GENESIS = `0x${'0'.repeat(64)}`;
@@ -77,35 +86,88 @@ export function privateCommitmentOf(
   return hex(sha256(utf8('ons private action v1\u0000'), ...(parts as Uint8Array[])));
 }
 
+/** What {@link verifyPrivateAction} checks besides the record and its batch. */
+export interface PrivateActionChecks {
+  /**
+   * The network and its published keys (`publicActionContext(source, network)`): the action's
+   * text is rebuilt from the record, its `hash` must be SHA-256 of it and its signature the
+   * wallet's (as {@link verifyActionSignature} checks a public action). Without it neither is
+   * checked and both are reported skipped (`hash`, `signature`): the commitment then opens to
+   * the record's `hash` as given, which nothing ties to its params.
+   */
+  context?: ActionContext;
+  /**
+   * The action's public inclusion proof (`GET /batches/{batchId}/proofs/{actionId}`): it must
+   * start from the record's `leaf` and lead to the batch's `actions_hash` (as
+   * {@link verifyActionInclusion} checks it). Without it `proof` is reported skipped.
+   */
+  proof?: InclusionProof;
+}
+
 /**
- * Checks what a member fetched of its own private action (`GET /batches/{batchId}/private-
- * actions/{actionId}`) against the public batch and the action's inclusion proof: the
- * commitment opens to the record's hash and integrity hash with the salt (content version
- * 4), and the leaf the proof starts from is that commitment (or, version 3, the hash).
+ * Checks what a member fetched of its own action (`GET /batches/{batchId}/private-actions/
+ * {actionId}`), in this order (the first that fails is named): the record names this batch
+ * (`batch_id`) and its content version (`version`); with `checks.context`, the action's hash
+ * is SHA-256 of the text rebuilt from the record and its signature is the wallet's (the
+ * failure {@link verifyActionSignature} names: `text`, `hash`, `signature`, `credential`,
+ * `challenge`); the leaf is what the batch sealed: for an action sealed private in content
+ * version 4 the commitment rebuilt from the salt, that hash and the integrity hash
+ * (`commitment`), otherwise the action's hash with no salt or commitment (`leaf`); with
+ * `checks.proof`, the inclusion proof starts from that leaf and leads to `actions_hash`
+ * (`root`, `leaf_hash`, `tree_size`, `audit_path`). What the given data cannot check is listed
+ * in `skipped`: `hash` and `signature` without a context, `proof` without a proof, and always
+ * `integrity_hash` (the object's integrity hash the action left is taken as given: checking
+ * it takes the object's history replayed, `verifyObjectChain`).
  */
-export function verifyPrivateAction(
-  record: {
-    action: { id: string; hash: string };
-    integrity_hash: string;
-    salt: string | null;
-    commitment: string | null;
-    leaf: string;
-  },
-  batch: Pick<BatchRecord, 'id' | 'version' | 'actions_hash'>,
-): Verdict {
-  const item = `private action ${record.action.id} in ${batch.id}`;
-  if (batch.version >= 4) {
+export async function verifyPrivateAction(
+  record: PrivateActionRecord,
+  batch: Pick<BatchRecord, 'id' | 'version' | 'actions_hash' | 'actions_count'>,
+  checks: PrivateActionChecks = {},
+): Promise<Verdict> {
+  const action = record.action;
+  const item = `private action ${action.id} in ${batch.id}`;
+  const skipped: string[] = [];
+  if (action.batch_id !== batch.id) {
+    return fail(item, 'batch_id', `the record names batch ${String(action.batch_id)}`);
+  }
+  if (record.version !== batch.version) {
+    return fail(
+      item,
+      'version',
+      `the record says content version ${record.version}, the batch ${batch.version}`,
+    );
+  }
+  if (checks.context) {
+    const signed = await verifyActionSignature(action, checks.context);
+    if (!signed.ok) return fail(item, signed.failed!, signed.reason!);
+  } else {
+    skipped.push('hash', 'signature');
+  }
+  if (batch.version >= 4 && record.private) {
     const expected =
       record.salt === null
         ? null
-        : privateCommitmentOf(record.salt, record.action.hash, record.integrity_hash);
+        : privateCommitmentOf(record.salt, action.hash, record.integrity_hash);
     if (expected === null || expected !== record.commitment || record.leaf !== expected) {
       return fail(item, 'commitment', 'the commitment does not open to the action with its salt');
     }
-  } else if (record.leaf !== record.action.hash) {
+  } else if (record.salt !== null || record.commitment !== null) {
+    return fail(item, 'commitment', 'a salt or commitment for an action not sealed private');
+  } else if (record.leaf !== action.hash) {
     return fail(item, 'leaf', "the leaf is not the action's hash");
   }
-  return pass(item);
+  if (checks.proof) {
+    const included = verifyActionInclusion(
+      { id: action.id, hash: record.leaf },
+      checks.proof,
+      batch,
+    );
+    if (!included.ok) return fail(item, included.failed!, included.reason!);
+  } else {
+    skipped.push('proof');
+  }
+  skipped.push('integrity_hash');
+  return pass(item, skipped);
 }
 
 /** `ipfs://` + CIDv1 (raw, sha2-256, base32) of the content bytes. */

@@ -16,6 +16,8 @@ export {
   verifyBatch,
   verifyPrivateAction,
   type BatchContext,
+  type HistoryAction,
+  type PrivateActionChecks,
 } from './batches.js';
 export { verifyActionInclusion } from './inclusion.js';
 export { merkleRoot, merkleRootOfData, verifyInclusion, type InclusionProof } from './merkle.js';
@@ -32,6 +34,7 @@ export { httpSource, type Source } from './source.js';
 export type {
   ActionRecord,
   BatchRecord,
+  PrivateActionRecord,
   ProofRecord,
   PublicCredential,
   PublicObject,

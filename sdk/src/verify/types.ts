@@ -9,6 +9,8 @@ export type PublicObject = Answer<'/public/objects', 'get'>['objects'][number];
 export type PublicTemplate = Answer<'/public/templates/{id}', 'get'>;
 export type TemplateVersion = Answer<'/public/templates/{id}/versions/{version}', 'get'>;
 export type SignerLinks = Answer<'/public/wallets/{address}/signers/{signer}', 'get'>;
+/** What a member of its organization reads of an action in a batch, private or not. */
+export type PrivateActionRecord = Answer<'/batches/{batchId}/private-actions/{actionId}', 'get'>;
 
 /**
  * One verdict: `item` names what was checked (`action act_…`, `object obj_…`, `batch 3`),
