@@ -495,3 +495,36 @@ describe('verifyPrivateAction rebuilds what the opening carries', () => {
     });
   });
 });
+
+describe("an inclusion proof's tree_size is the batch's actions_count", () => {
+  it('fails the last of three leaves proven as the second of two (same root, same path)', async () => {
+    const a1 = await act('act_1', 0, 'mint', { template_id: T.id }, 'bat_1');
+    const a2 = await act('act_2', 1, 'update', { object_id: P, custom: { s: 1 } }, 'bat_2');
+    const a3 = await act('act_3', 2, 'update', { object_id: P, custom: { s: 2 } }, 'bat_2');
+    const a4 = await act('act_4', 3, 'update', { object_id: P, custom: { s: 3 } }, 'bat_2');
+    const { source: honestSource, batches } = await network(
+      [a1, a2, a3, a4],
+      [
+        { id: 'bat_1', version: 4, actions: [a1] },
+        { id: 'bat_2', version: 4, actions: [a2, a3, a4] },
+      ],
+    );
+    const path = `/batches/bat_2/proofs/act_4`;
+    const real = (await honestSource.json<{ leaf_index: number; tree_size: number }>(path))!;
+    expect(real).toMatchObject({ leaf_index: 2, tree_size: 3 });
+    // RFC 9162 accepts it too: H(1 ‖ H(1 ‖ l2 ‖ l3) ‖ l4) is the root of both trees.
+    const forged = { ...real, leaf_index: 1, tree_size: 2 };
+    const source: Source = {
+      ...honestSource,
+      json: <J>(p: string) => (p === path ? Promise.resolve(forged as J) : honestSource.json<J>(p)),
+    };
+    expect(failures((await verifyNetwork(honestSource)).verdicts)).toEqual([]);
+    expect(failures((await verifyNetwork(source)).verdicts)).toEqual([
+      'proof act_4 in bat_2: tree_size',
+    ]);
+    const sealed = await verifySealedBatch(source, batches[1]!, { previous: batches[0]! });
+    expect(failures(sealed.lines.map((l) => l.verdict))).toEqual([
+      'proof act_4 in bat_2: tree_size',
+    ]);
+  });
+});

@@ -4,17 +4,26 @@ import { fail, pass, type BatchRecord, type Verdict } from './types.js';
 
 /**
  * (d) Checks an action's inclusion proof (`GET /batches/{id}/proofs/{actionId}`) against
- * the batch's `actions_hash`: `root` is the batch's, `leaf_hash` is H(0x00 ‖ the action's
- * hash) and the audit path leads from it to the root (RFC 9162 §2.1.3.2).
+ * the batch's `actions_hash`: `root` is the batch's, `tree_size` is its `actions_count` (an
+ * audit path for a smaller tree can lead to the same root from another position),
+ * `leaf_hash` is H(0x00 ‖ the action's hash) and the audit path leads from it to the root
+ * (RFC 9162 §2.1.3.2).
  */
 export function verifyActionInclusion(
   action: { id: string; hash: string },
   proof: InclusionProof,
-  batch: Pick<BatchRecord, 'id' | 'actions_hash'>,
+  batch: Pick<BatchRecord, 'id' | 'actions_hash' | 'actions_count'>,
 ): Verdict {
   const item = `proof ${action.id} in ${batch.id}`;
   if (proof.root !== batch.actions_hash) {
     return fail(item, 'root', "the proof's root is not the batch's actions_hash");
+  }
+  if (proof.tree_size !== batch.actions_count) {
+    return fail(
+      item,
+      'tree_size',
+      `the proof's tree_size ${String(proof.tree_size)} is not the batch's actions_count ${batch.actions_count}`,
+    );
   }
   const data = hashBytes(action.hash);
   if (!data || proof.leaf_hash !== hex(leafHashOf(data))) {
