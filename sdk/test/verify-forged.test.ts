@@ -119,6 +119,8 @@ interface Sealing {
   actions: Rec[];
   /** Rewrites the canonical content text before it is hashed. */
   raw?: (text: string) => string;
+  /** The header's `total_fee_wei` (default: the BigInt sum of the actions' `fee_wei`). */
+  totalFeeWei?: string;
 }
 
 /** The service: batches sealed from `sealings` in order, and the history of object P. */
@@ -148,8 +150,8 @@ async function network(history: Rec[], sealings: Sealing[]) {
     const valueOf = (a: Rec) => (a.private === true ? a.commitment : a.integrity_hash) as string;
     const leaves = actions.map((a) => hashBytes(leafOf(a))!);
     const lastOf = actions.at(-1)!;
-    // The service adds fees up however they are written (a BigInt of each).
-    const fee = actions.reduce((n, a) => n + BigInt(a.fee_wei as string), 0n);
+    const fee =
+      s.totalFeeWei ?? String(actions.reduce((n, a) => n + BigInt(a.fee_wei as string), 0n));
     const h: Record<string, unknown> = {
       id: s.id,
       sequence: batches.length + 1,
@@ -158,7 +160,7 @@ async function network(history: Rec[], sealings: Sealing[]) {
       integrity_root: integrityRootOf([{ id: P, integrity_hash: valueOf(lastOf) }]),
       actions_hash: merkleRoot(leaves),
       actions_count: actions.length,
-      total_fee_wei: fee.toString(),
+      total_fee_wei: fee,
       when_created: '2025-01-02T00:00:00.000Z',
     };
     h.commitment = commitmentOf(h as never);
@@ -526,5 +528,46 @@ describe("an inclusion proof's tree_size is the batch's actions_count", () => {
     expect(failures(sealed.lines.map((l) => l.verdict))).toEqual([
       'proof act_4 in bat_2: tree_size',
     ]);
+  });
+});
+
+describe('fee_wei is a canonical decimal integer', () => {
+  it.each(['010', '+10', ' 10', '0x0a', '1e1', '-0', '', 10])(
+    'fails a content fee_wei of %j (the header summing it as BigInt reads it)',
+    async (written) => {
+      const { a1, a2 } = await honest();
+      // fee_wei is not signed: the history's records keep theirs, the content shows this one.
+      const fee = { ...a2, fee_wei: written } as unknown as Rec;
+      // The service sums what it wrote: a BigInt where BigInt reads it, else 10.
+      let sum: string;
+      try {
+        sum = String(BigInt(written));
+      } catch {
+        sum = '10';
+      }
+      const { source } = await network(
+        [a1, a2],
+        [
+          { id: 'bat_1', version: 2, actions: [a1] },
+          { id: 'bat_2', version: 2, actions: [fee], totalFeeWei: sum },
+        ],
+      );
+      const report = await verifyNetwork(source);
+      expect(failures(report.verdicts)).toEqual(['batch 2 bat_2: fee_wei']);
+      expect(report.verdicts.find((v) => !v.ok)?.reason).toContain('act_2');
+    },
+  );
+
+  it('passes "0" and a fee of more digits than a Number holds', async () => {
+    const { a1, a2 } = await honest();
+    const big = '123456789012345678901234567890';
+    const { source } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 2, actions: [{ ...a1, fee_wei: '0' }] },
+        { id: 'bat_2', version: 2, actions: [{ ...a2, fee_wei: big }] },
+      ],
+    );
+    expect(failures((await verifyNetwork(source)).verdicts)).toEqual([]);
   });
 });

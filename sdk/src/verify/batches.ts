@@ -225,7 +225,8 @@ interface ContentAction {
   /** Absent from a private action of content version 4. */
   hash?: string;
   object_id: string | null;
-  fee_wei: string;
+  /** A decimal integer string (checked: the content is the service's to write). */
+  fee_wei: unknown;
   batch_id: string | null;
   /** Content version 2 and later (absent from a private action of version 4). */
   integrity_hash?: string;
@@ -249,6 +250,9 @@ interface Content {
   /** Content version 2 and later: the `integrity_root` leaves, sorted by id. */
   objects?: ContentObject[];
 }
+
+/** An amount in wei as the service writes it: a non-negative decimal integer, no leading zero. */
+const FEE_WEI = /^(?:0|[1-9][0-9]*)$/;
 
 /** The content versions this verifier reads (docs/batches.md). */
 export const CONTENT_VERSIONS = [1, 2, 3, 4];
@@ -390,8 +394,9 @@ function checkHistories(
  * RFC 8785 (`content`); the content's header is the explorer's (each field by name, then
  * `version`, which may not drop below an earlier batch's: `ctx.versionFloor`); `ipfs_url` is
  * the content's CID;
- * `actions_count`, `actions` (each names this batch), `actions_hash` and `total_fee_wei` come
- * from its actions; `integrity_root` (see {@link checkIntegrityV2} for content version 2; for
+ * `actions_count`, `actions` (each names this batch), `actions_hash`, each action's `fee_wei` (a
+ * decimal integer string: digits, no sign, no leading zero) and `total_fee_wei` come from its
+ * actions; `integrity_root` (see {@link checkIntegrityV2} for content version 2; for
  * version 1 only when `ctx.integrityByAction` knows every affected object); each public object
  * of `ctx.histories` has there exactly its history's actions of this batch and the leaf its
  * history reaches (`history`, {@link BatchContext.histories}); `commitment` and `hash` from
@@ -465,7 +470,18 @@ export async function verifyBatch(
     );
   }
   let fee = 0n;
-  for (const a of actions) fee += BigInt(a.fee_wei);
+  for (const a of actions) {
+    // One text per amount, as the service writes it: BigInt alone would also read "010",
+    // "+10", " 10" or "0x0a", and throw on "1e1".
+    if (typeof a.fee_wei !== 'string' || !FEE_WEI.test(a.fee_wei)) {
+      return fail(
+        item,
+        'fee_wei',
+        `action ${String(a.id)}'s fee_wei ${JSON.stringify(a.fee_wei)} is not a decimal integer (digits, no sign, no leading zero)`,
+      );
+    }
+    fee += BigInt(a.fee_wei);
+  }
   if (fee.toString() !== batch.total_fee_wei) {
     return fail(item, 'total_fee_wei', 'total_fee_wei is not the sum of its fees');
   }
