@@ -571,3 +571,42 @@ describe('fee_wei is a canonical decimal integer', () => {
     expect(failures((await verifyNetwork(source)).verdicts)).toEqual([]);
   });
 });
+
+describe('maxObjects does not cut the public list silently', () => {
+  const LIST = '/public/objects?order=asc&limit=100&include_dropped=true';
+  const cut = (max: number) => ({
+    item: `public objects after the first ${max}`,
+    ok: true,
+    skipped: ['maxObjects'],
+  });
+
+  it('reports the objects past maxObjects as not checked, and nothing when none are', async () => {
+    const { a1, a2 } = await honest();
+    const { source } = await network(
+      [a1, a2],
+      [
+        { id: 'bat_1', version: 2, actions: [a1] },
+        { id: 'bat_2', version: 2, actions: [a2] },
+      ],
+    );
+    const none = await verifyNetwork(source, { maxObjects: 0 });
+    expect(none.ok).toBe(true);
+    expect(none.verdicts[0]).toEqual(cut(0));
+    const all = await verifyNetwork(source, { maxObjects: 1 });
+    expect(all.verdicts).not.toContainEqual(expect.objectContaining({ skipped: ['maxObjects'] }));
+    // A first page that fills maxObjects and says there is more: no further page is read.
+    const read: string[] = [];
+    const paged: Source = {
+      ...source,
+      async json<J>(path: string) {
+        read.push(path);
+        const answer = await source.json<Record<string, unknown>>(path);
+        return (path === LIST ? { ...answer, next: 'c2', has_more: true } : answer) as J;
+      },
+    };
+    const first = await verifyNetwork(paged, { maxObjects: 1 });
+    expect(first.verdicts[0]).toEqual(cut(1));
+    expect(failures(first.verdicts)).toEqual([]);
+    expect(read.filter((p) => p.startsWith(`${LIST}&next=`))).toEqual([]);
+  });
+});

@@ -98,6 +98,20 @@ export async function listAll<T>(
   key: string,
   max = Infinity,
 ): Promise<T[]> {
+  return (await listSome<T>(source, path, key, max)).items;
+}
+
+/**
+ * The first `max` items of a listed route, following `next`, and whether the list had more
+ * (`more`: an item past `max` was read, or the last page read says `has_more`). Reads no page
+ * beyond the one that reaches `max`.
+ */
+export async function listSome<T>(
+  source: Source,
+  path: string,
+  key: string,
+  max: number,
+): Promise<{ items: T[]; more: boolean }> {
   const out: T[] = [];
   let next: string | null = null;
   do {
@@ -108,7 +122,7 @@ export async function listAll<T>(
     out.push(...(page[key] as T[]));
     next = page.has_more ? page.next : null;
   } while (next !== null && out.length < max);
-  return out.slice(0, max);
+  return { items: out.slice(0, max), more: out.length > max || next !== null };
 }
 
 /** The ids of every action of a batch's content, private ones too (none when unreadable). */

@@ -6,6 +6,7 @@ import {
   contentActionsOf,
   contentIdsOf,
   listAll,
+  listSome,
   publicActionContext,
   publicTemplates,
   signedFormOf,
@@ -23,7 +24,11 @@ import {
 export interface VerifyOptions {
   /** Only these public objects (default: every public object, up to `maxObjects`). */
   objects?: string[];
-  /** At most this many public objects when none are named. Default 1000. */
+  /**
+   * At most this many public objects when none are named (the first in the public list).
+   * Default 1000. When the list has more, the report says so: a verdict
+   * `public objects after the first N` with `ok` and `skipped: ['maxObjects']`.
+   */
   maxObjects?: number;
   /** Called as items are checked (a progress bar). */
   onProgress?: (done: number, total: number) => void;
@@ -49,7 +54,9 @@ const enc = encodeURIComponent;
  * actions' inclusion proof in its sealed batch, and (c) every sealed batch (content, roots,
  * chain, attestation). An action whose signed text (its `hash`) or whose wallet's nonce an
  * action of another id showed before in the run fails (`replayed`, `nonce`): the service
- * applies each once. One verdict per item; `ok` when none failed.
+ * applies each once. One verdict per item; `ok` when none failed. When the public list had
+ * more objects than `maxObjects`, the first verdict says so (`public objects after the first
+ * N`, `skipped: ['maxObjects']`): the rest were not checked.
  */
 export async function verifyNetwork(
   source: Source,
@@ -66,6 +73,8 @@ export async function verifyNetwork(
   const building = new Set(listed.filter((b) => b.hash === '').map((b) => b.id));
   const lastSealed = batches.at(-1);
   const objects: PublicObject[] = [];
+  /** The public objects past `maxObjects` were not checked: the report says so. */
+  let cut: Verdict | null = null;
   if (opts.objects) {
     for (const id of opts.objects) {
       const page = await source.json<{ objects: PublicObject[] }>(
@@ -78,10 +87,14 @@ export async function verifyNetwork(
   } else {
     const max = opts.maxObjects ?? 1000;
     const path = '/public/objects?order=asc&limit=100&include_dropped=true';
-    objects.push(...(await listAll<PublicObject>(source, path, 'objects', max)));
+    const listed = await listSome<PublicObject>(source, path, 'objects', max);
+    objects.push(...listed.items);
+    if (listed.more) {
+      cut = { item: `public objects after the first ${max}`, ok: true, skipped: ['maxObjects'] };
+    }
   }
 
-  const verdicts: Verdict[] = [];
+  const verdicts: Verdict[] = cut ? [cut] : [];
   const total = objects.length + batches.length;
   let done = 0;
   const step = () => opts.onProgress?.(++done, total);
