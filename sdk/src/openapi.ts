@@ -7268,6 +7268,13 @@ export interface paths {
               decimals: number;
               /** @description the batch key's raw 32-byte Ed25519 public key, 0x + hex: it verifies batch proofs */
               batch_public_key: string;
+              /** @description What the passkey assertions of actions are checked against (docs/ebus.md) */
+              webauthn: {
+                /** @description WEBAUTHN_RP_ID: SHA-256 of it is the rpIdHash of every passkey assertion */
+                rp_id: string;
+                /** @description WEBAUTHN_ORIGINS: a passkey assertion's clientDataJSON origin is one of them */
+                origins: string[];
+              };
               /** @description The transparency log (docs/log.md) */
               log?: {
                 /** @description the log's origin line and key name */

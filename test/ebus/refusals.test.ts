@@ -491,6 +491,8 @@ describe('GET /public/network and /public/network/fees', () => {
       token: 'ONS',
       decimals: 18,
       batch_public_key: svc.container.batches.publicKey,
+      // What passkey assertions are checked against: the defaults WEBAUTHN_RP_ID, _ORIGINS.
+      webauthn: { rp_id: 'localhost', origins: ['http://localhost:8080'] },
       // The transparency log's origin and key (docs/log.md); no witnesses configured here.
       log: { origin: expect.any(String), verifier_key: expect.any(String), witnesses: [] },
     });

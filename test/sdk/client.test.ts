@@ -55,6 +55,7 @@ describe('typed calls', () => {
       token: 'ONS',
       decimals: 18,
       batch_public_key: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      webauthn: { rp_id: 'localhost', origins: ['http://localhost:8080'] },
       log: { origin: expect.any(String), verifier_key: expect.any(String), witnesses: [] },
     });
 

@@ -126,6 +126,17 @@ export const NetworkResponse = Type.Object({
     description:
       "the batch key's raw 32-byte Ed25519 public key, 0x + hex: it verifies batch proofs",
   }),
+  webauthn: Type.Object(
+    {
+      rp_id: Type.String({
+        description: 'WEBAUTHN_RP_ID: SHA-256 of it is the rpIdHash of every passkey assertion',
+      }),
+      origins: Type.Array(Type.String(), {
+        description: "WEBAUTHN_ORIGINS: a passkey assertion's clientDataJSON origin is one of them",
+      }),
+    },
+    { description: 'What the passkey assertions of actions are checked against (docs/ebus.md)' },
+  ),
   log: Type.Optional(
     Type.Object(
       {

@@ -46,7 +46,7 @@ const MAX_CUSTOM_DEPTH = 32;
 export interface EbusDeps {
   db: Executor;
   clock: Clock;
-  config: Pick<Config, 'networkId'>;
+  config: Pick<Config, 'networkId' | 'webauthn'>;
   fees: FeeService;
   verifier: SignatureVerifier;
   committer: GroupCommitter;
@@ -166,13 +166,17 @@ export class EbusService {
     token: string;
     decimals: number;
     batch_public_key: string;
+    webauthn: { rp_id: string; origins: string[] };
     log?: NetworkLog;
   } {
+    const { rpId, origins } = this.deps.config.webauthn;
     return {
       network: this.deps.config.networkId,
       token: TOKEN,
       decimals: DECIMALS,
       batch_public_key: this.deps.batchPublicKey,
+      // What every passkey assertion of an action names (verify.ts): anyone can check them.
+      webauthn: { rp_id: rpId, origins: [...origins] },
       ...(this.deps.log ? { log: this.deps.log } : {}),
     };
   }
