@@ -12,7 +12,7 @@ import {
 } from '../log/signer.js';
 import { Witness } from '../log/witness.js';
 import { directorySource, recordingSource } from '../verify/files.js';
-import { verifyNetwork, type VerifyReport } from '../verify/run.js';
+import { verifyNetwork, type VerifyOptions, type VerifyReport } from '../verify/run.js';
 import { httpSource, type Source } from '../verify/source.js';
 
 /**
@@ -31,7 +31,37 @@ interface Out {
   isTTY: boolean;
 }
 
-async function run(source: Source, objects: string[] | undefined, max: number, out: Out) {
+/** The options `check` and `download` take (commander's names for them). */
+interface CheckFlags {
+  object?: string[];
+  maxObjects: string;
+  origin?: string[];
+  rpId?: string[];
+}
+
+/** Adds the options of `check` and `download` to `command`. */
+function checkOptions(command: Command): Command {
+  return command
+    .option('-o, --object <id...>', 'only these public objects')
+    .option('--max-objects <n>', 'at most this many public objects', '1000')
+    .option(
+      '--origin <origin...>',
+      'passkey origins accepted besides those the network publishes (ones it accepted before)',
+    )
+    .option('--rp-id <id...>', 'passkey RP ids accepted besides the one the network publishes');
+}
+
+/** The verifier's options from the flags. */
+function verifyOptionsOf(o: CheckFlags): VerifyOptions {
+  return {
+    ...(o.object && o.object.length > 0 ? { objects: o.object } : {}),
+    maxObjects: Number(o.maxObjects),
+    ...(o.origin ? { origins: o.origin } : {}),
+    ...(o.rpId ? { rpIds: o.rpId } : {}),
+  };
+}
+
+async function run(source: Source, options: VerifyOptions, out: Out) {
   const bar = out.isTTY
     ? new SingleBar(
         { format: 'verifying {bar} {value}/{total}', clearOnComplete: true },
@@ -40,8 +70,7 @@ async function run(source: Source, objects: string[] | undefined, max: number, o
     : null;
   let started = false;
   const report: VerifyReport = await verifyNetwork(source, {
-    ...(objects && objects.length > 0 ? { objects } : {}),
-    maxObjects: max,
+    ...options,
     onProgress: (done, total) => {
       if (!bar) return;
       if (!started) {
@@ -76,33 +105,27 @@ export async function main(
       writeOut: (s) => out.log(s.trimEnd()),
       writeErr: (s) => out.log(s.trimEnd()),
     });
-  program
-    .command('check')
-    .description('verify from the service\'s public base URL or a directory saved by "download"')
-    .argument('<source>', 'http(s) base URL, or a directory')
-    .option('-o, --object <id...>', 'only these public objects')
-    .option('--max-objects <n>', 'at most this many public objects', '1000')
-    .action(async (where: string, o: { object?: string[]; maxObjects: string }) => {
-      const report = await run(sourceOf(where), o.object, Number(o.maxObjects), out);
-      status = report.ok ? 0 : 1;
-    });
-  program
-    .command('download')
-    .description('save what "check" reads into a directory, verifying as it goes')
-    .argument('<url>', "the service's public base URL")
-    .argument('<dir>', 'where to save the answers')
-    .option('-o, --object <id...>', 'only these public objects')
-    .option('--max-objects <n>', 'at most this many public objects', '1000')
-    .action(async (url: string, dir: string, o: { object?: string[]; maxObjects: string }) => {
-      const report = await run(
-        await recordingSource(httpSource(url), dir),
-        o.object,
-        Number(o.maxObjects),
-        out,
-      );
-      out.log(`saved into ${dir}`);
-      status = report.ok ? 0 : 1;
-    });
+  checkOptions(
+    program
+      .command('check')
+      .description('verify from the service\'s public base URL or a directory saved by "download"')
+      .argument('<source>', 'http(s) base URL, or a directory'),
+  ).action(async (where: string, o: CheckFlags) => {
+    const report = await run(sourceOf(where), verifyOptionsOf(o), out);
+    status = report.ok ? 0 : 1;
+  });
+  checkOptions(
+    program
+      .command('download')
+      .description('save what "check" reads into a directory, verifying as it goes')
+      .argument('<url>', "the service's public base URL")
+      .argument('<dir>', 'where to save the answers'),
+  ).action(async (url: string, dir: string, o: CheckFlags) => {
+    const options = verifyOptionsOf(o);
+    const report = await run(await recordingSource(httpSource(url), dir), options, out);
+    out.log(`saved into ${dir}`);
+    status = report.ok ? 0 : 1;
+  });
   program
     .command('witness-key')
     .description(

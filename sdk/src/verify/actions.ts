@@ -23,6 +23,20 @@ export interface ActionContext {
    * the wallet's own address.
    */
   signerLinks?(wallet: string, signer: string): Promise<SignerLinks | null>;
+  /**
+   * What a passkey assertion must name: `GET /public/network` → `webauthn` (the service's
+   * `WEBAUTHN_RP_ID` and `WEBAUTHN_ORIGINS`) and any the verifier adds. Null, or an empty
+   * list, leaves that check out and the verdict says so (`skipped: ['rp_id']`, `['origin']`).
+   */
+  passkeyRules?(): Promise<PasskeyRules | null>;
+}
+
+/** The RP ids and origins a passkey assertion may name (docs/ebus.md, "Signature bodies"). */
+export interface PasskeyRules {
+  /** SHA-256 of one of them must be the assertion's `rpIdHash`. */
+  rpIds: readonly string[];
+  /** The assertion's `clientDataJSON.origin` must be one of them. */
+  origins: readonly string[];
 }
 
 /** Whether the action was signed while one of the EOA's links to its wallet held. */
@@ -56,9 +70,12 @@ export function actionTextOf(record: ActionRecord, network: string): string {
  * (a) Checks one action log record: its `hash` is SHA-256 of the rebuilt text, and its
  * signature is the wallet's over that text. EOA: the address viem recovers must be the
  * wallet's, or an EOA linked to the wallet when the action was made (`when_created` within
- * one of the link's spans, `ctx.signerLinks`). Passkey: the published key of `signature.credential_id` must belong to the wallet
- * and verify the WebAuthn assertion (challenge = base64url(SHA-256(text)), UP and UV set,
- * signature over authenticatorData ‖ SHA-256(clientDataJSON)).
+ * one of the link's spans, `ctx.signerLinks`). Passkey: the published key of
+ * `signature.credential_id` must belong to the wallet and verify the WebAuthn assertion as the
+ * service checked it (src/lib/crypto/webauthn-assertion.ts): clientDataJSON `type`
+ * `webauthn.get` (`type`), challenge = base64url(SHA-256(text)) (`challenge`), an origin of
+ * `ctx.passkeyRules` and not cross-origin (`origin`), `rpIdHash` = SHA-256 of one of its RP
+ * ids (`rp_id`), UP and UV set, signature over authenticatorData ‖ SHA-256(clientDataJSON).
  */
 export async function verifyActionSignature(
   record: ActionRecord,
@@ -141,15 +158,52 @@ async function verifyPasskey(
   if (key.wallet.toLowerCase() !== wallet) {
     return fail(item, 'credential', `the passkey belongs to ${key.wallet}, not ${wallet}`);
   }
-  let parsed: { type?: unknown; challenge?: unknown };
+  let parsed: { type?: unknown; challenge?: unknown; origin?: unknown } & Record<string, unknown>;
   try {
     parsed = JSON.parse(new TextDecoder().decode(clientData)) as typeof parsed;
   } catch {
     return fail(item, 'signature', 'clientDataJSON is not JSON');
   }
-  if (parsed.type !== 'webauthn.get') return fail(item, 'signature', 'not a webauthn.get');
+  if (typeof parsed !== 'object' || parsed === null) {
+    return fail(item, 'signature', 'clientDataJSON is not an object');
+  }
+  if (parsed.type !== 'webauthn.get') {
+    return fail(
+      item,
+      'type',
+      `clientDataJSON type is ${JSON.stringify(parsed.type)}, not webauthn.get`,
+    );
+  }
   if (parsed.challenge !== base64url(sha256(utf8(text)))) {
     return fail(item, 'challenge', 'the challenge is not base64url(SHA-256(text))');
+  }
+  let rules: PasskeyRules | null;
+  try {
+    rules = (await ctx.passkeyRules?.()) ?? null;
+  } catch {
+    rules = null;
+  }
+  const skipped: string[] = [];
+  const origins = rules?.origins ?? [];
+  if (origins.length === 0) skipped.push('origin');
+  else if (typeof parsed.origin !== 'string' || !origins.includes(parsed.origin)) {
+    return fail(
+      item,
+      'origin',
+      `signed at ${JSON.stringify(parsed.origin)}, which is none of ${origins.join(', ')}`,
+    );
+  }
+  // The service refuses an assertion made in a frame of another origin.
+  if (parsed.crossOrigin === true || parsed.topOrigin !== undefined) {
+    return fail(item, 'origin', 'a cross-origin assertion (made in a frame of another origin)');
+  }
+  const rpIds = rules?.rpIds ?? [];
+  if (rpIds.length === 0) skipped.push('rp_id');
+  else {
+    const rpIdHash = hex(authData.subarray(0, 32));
+    if (!rpIds.some((id) => hex(sha256(utf8(id))) === rpIdHash)) {
+      return fail(item, 'rp_id', `the rpIdHash is SHA-256 of none of ${rpIds.join(', ')}`);
+    }
   }
   const flags = authData[32]!;
   if ((flags & FLAG_UP) === 0 || (flags & FLAG_UV) === 0) {
@@ -157,7 +211,9 @@ async function verifyPasskey(
   }
   const signed = concat(authData, sha256(clientData));
   const valid = await verifyWithKey(key, signature, signed).catch(() => false);
-  return valid ? pass(item) : fail(item, 'signature', 'the passkey signature does not verify');
+  return valid
+    ? pass(item, skipped)
+    : fail(item, 'signature', 'the passkey signature does not verify');
 }
 
 /** WebCrypto check of a passkey signature with its SPKI key (ES256, EdDSA or RS256). */

@@ -3,7 +3,12 @@
  * trusting it. Browser-safe (WebCrypto, @noble/hashes, viem, multiformats); reading saved
  * files and the CLI are node-only (`./files.ts`, `../cli/ons-verify.ts`).
  */
-export { actionTextOf, verifyActionSignature, type ActionContext } from './actions.js';
+export {
+  actionTextOf,
+  verifyActionSignature,
+  type ActionContext,
+  type PasskeyRules,
+} from './actions.js';
 export {
   commitmentOf,
   CONTENT_VERSIONS,
@@ -43,7 +48,13 @@ export type {
   TemplateVersion,
   Verdict,
 } from './types.js';
-export { publicActionContext, publicTemplates } from './public-reads.js';
+export {
+  passkeyRulesOf,
+  publicActionContext,
+  publicTemplates,
+  type PublicActionOptions,
+  type PublishedWebauthn,
+} from './public-reads.js';
 export {
   verifySealedBatch,
   type SealedBatchLine,

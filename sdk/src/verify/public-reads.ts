@@ -1,5 +1,5 @@
 import { canonicalJson } from '../actions/canonical-json.js';
-import type { ActionContext } from './actions.js';
+import type { ActionContext, PasskeyRules } from './actions.js';
 import type { TemplateInfo } from './objects.js';
 import type { Source } from './source.js';
 import type {
@@ -20,12 +20,62 @@ import type {
 
 const enc = encodeURIComponent;
 
-/** The signature-checking context of `source`: credentials and signer links, cached. */
-export function publicActionContext(source: Source, network: string): ActionContext {
+/** `GET /public/network` → `webauthn`, as published (services before it was published: none). */
+export interface PublishedWebauthn {
+  rp_id?: unknown;
+  origins?: unknown;
+}
+
+export interface PublicActionOptions {
+  /**
+   * The network's `webauthn` answer, when already read (null: the network publishes none);
+   * else `GET /public/network` is read once, when the first passkey action is checked.
+   */
+  webauthn?: PublishedWebauthn | null;
+  /** Origins a passkey assertion may name besides those the network publishes. */
+  origins?: readonly string[];
+  /** RP ids a passkey assertion may name besides the one the network publishes. */
+  rpIds?: readonly string[];
+}
+
+/** The RP ids and origins passkey assertions are checked against: published, then added. */
+export function passkeyRulesOf(
+  published: PublishedWebauthn | null | undefined,
+  opts: Pick<PublicActionOptions, 'origins' | 'rpIds'> = {},
+): PasskeyRules {
+  const origins = Array.isArray(published?.origins)
+    ? published.origins.filter((o): o is string => typeof o === 'string')
+    : [];
+  const rpId = typeof published?.rp_id === 'string' ? [published.rp_id] : [];
+  return {
+    rpIds: [...new Set([...rpId, ...(opts.rpIds ?? [])])],
+    origins: [...new Set([...origins, ...(opts.origins ?? [])])],
+  };
+}
+
+/**
+ * The signature-checking context of `source`: credentials, signer links and the RP id and
+ * origins passkey assertions must name, cached.
+ */
+export function publicActionContext(
+  source: Source,
+  network: string,
+  opts: PublicActionOptions = {},
+): ActionContext {
   const credentials = new Map<string, Promise<PublicCredential | null>>();
   const links = new Map<string, Promise<SignerLinks | null>>();
+  let rules: Promise<PasskeyRules> | undefined;
   return {
     network,
+    passkeyRules() {
+      rules ??=
+        opts.webauthn !== undefined
+          ? Promise.resolve(passkeyRulesOf(opts.webauthn, opts))
+          : source
+              .json<{ webauthn?: PublishedWebauthn }>('/public/network')
+              .then((n) => passkeyRulesOf(n?.webauthn, opts));
+      return rules;
+    },
     credential(id) {
       let c = credentials.get(id);
       if (!c) {

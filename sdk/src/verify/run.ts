@@ -10,6 +10,7 @@ import {
   publicActionContext,
   publicTemplates,
   signedFormOf,
+  type PublishedWebauthn,
 } from './public-reads.js';
 import type { Source } from './source.js';
 import {
@@ -38,6 +39,14 @@ export interface VerifyOptions {
    * text (an action on a private object has none there). Default true.
    */
   contentActions?: boolean;
+  /**
+   * Origins a passkey assertion may name besides the network's (`GET /public/network` →
+   * `webauthn.origins`, the service's `WEBAUTHN_ORIGINS` now): those it accepted before its
+   * operator changed them. Without any, published or given, the origin is not checked.
+   */
+  origins?: string[];
+  /** RP ids a passkey assertion may name besides the network's `webauthn.rp_id`. */
+  rpIds?: string[];
 }
 
 export interface VerifyReport {
@@ -54,17 +63,20 @@ const enc = encodeURIComponent;
  * actions' inclusion proof in its sealed batch, and (c) every sealed batch (content, roots,
  * chain, attestation). An action whose signed text (its `hash`) or whose wallet's nonce an
  * action of another id showed before in the run fails (`replayed`, `nonce`): the service
- * applies each once. One verdict per item; `ok` when none failed. When the public list had
- * more objects than `maxObjects`, the first verdict says so (`public objects after the first
- * N`, `skipped: ['maxObjects']`): the rest were not checked.
+ * applies each once. A passkey assertion must name the RP id and an origin the network
+ * publishes (or `rpIds`, `origins`). One verdict per item; `ok` when none failed. When the
+ * public list had more objects than `maxObjects`, the first verdict says so (`public objects
+ * after the first N`, `skipped: ['maxObjects']`): the rest were not checked.
  */
 export async function verifyNetwork(
   source: Source,
   opts: VerifyOptions = {},
 ): Promise<VerifyReport> {
-  const network = await source.json<{ network: string; batch_public_key: string }>(
-    '/public/network',
-  );
+  const network = await source.json<{
+    network: string;
+    batch_public_key: string;
+    webauthn?: PublishedWebauthn;
+  }>('/public/network');
   if (network === null) throw new Error('GET /public/network: 404');
   const listed = await listAll<BatchRecord>(source, '/batches?order=asc&limit=100', 'batches');
   const batches = listed.filter((b) => b.hash !== '').sort((a, b) => a.sequence - b.sequence);
@@ -98,7 +110,11 @@ export async function verifyNetwork(
   const total = objects.length + batches.length;
   let done = 0;
   const step = () => opts.onProgress?.(++done, total);
-  const actionContext = publicActionContext(source, network.network);
+  const actionContext = publicActionContext(source, network.network, {
+    webauthn: network.webauthn ?? null,
+    ...(opts.origins ? { origins: opts.origins } : {}),
+    ...(opts.rpIds ? { rpIds: opts.rpIds } : {}),
+  });
   const templates = publicTemplates(source);
   /** The actions whose signature is checked already: their signed form ({@link signedFormOf}). */
   const checked = new Map<string, string>();
