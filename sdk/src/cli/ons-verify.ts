@@ -35,6 +35,9 @@ interface Out {
 interface CheckFlags {
   object?: string[];
   maxObjects: string;
+  network?: string;
+  batchKey?: string;
+  logKey?: string;
   origin?: string[];
   rpId?: string[];
 }
@@ -44,6 +47,12 @@ function checkOptions(command: Command): Command {
   return command
     .option('-o, --object <id...>', 'only these public objects')
     .option('--max-objects <n>', 'at most this many public objects', '1000')
+    .option('--network <id>', 'the network id you expect (fails at once on another)')
+    .option('--batch-key <hex>', 'the batch public key you expect, 0x + 64 hex')
+    .option(
+      '--log-key <vkey>',
+      "the log's verifier key you expect: the latest checkpoint must verify with it and name a served batch",
+    )
     .option(
       '--origin <origin...>',
       'passkey origins accepted besides those the network publishes (ones it accepted before)',
@@ -56,6 +65,9 @@ function verifyOptionsOf(o: CheckFlags): VerifyOptions {
   return {
     ...(o.object && o.object.length > 0 ? { objects: o.object } : {}),
     maxObjects: Number(o.maxObjects),
+    ...(o.network !== undefined ? { network: o.network } : {}),
+    ...(o.batchKey !== undefined ? { batchPublicKey: o.batchKey } : {}),
+    ...(o.logKey !== undefined ? { logKey: o.logKey } : {}),
     ...(o.origin ? { origins: o.origin } : {}),
     ...(o.rpId ? { rpIds: o.rpId } : {}),
   };

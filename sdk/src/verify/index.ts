@@ -55,6 +55,7 @@ export {
   type PublicActionOptions,
   type PublishedWebauthn,
 } from './public-reads.js';
+export { checkPins, type NetworkAnswer, type NetworkPins, type PinCheck } from './pins.js';
 export {
   verifySealedBatch,
   type SealedBatchLine,

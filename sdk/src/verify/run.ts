@@ -10,8 +10,8 @@ import {
   publicActionContext,
   publicTemplates,
   signedFormOf,
-  type PublishedWebauthn,
 } from './public-reads.js';
+import { checkPins, type NetworkAnswer, type NetworkPins } from './pins.js';
 import type { Source } from './source.js';
 import {
   fail,
@@ -22,7 +22,12 @@ import {
   type Verdict,
 } from './types.js';
 
-export interface VerifyOptions {
+/**
+ * `network`, `batchPublicKey`, `logKey` ({@link NetworkPins}): what the verifier knows out of
+ * band. A pin the service's answer breaks is one failed verdict, `network`, and nothing else
+ * is checked (not on another network's id or key).
+ */
+export interface VerifyOptions extends NetworkPins {
   /** Only these public objects (default: every public object, up to `maxObjects`). */
   objects?: string[];
   /**
@@ -64,22 +69,23 @@ const enc = encodeURIComponent;
  * chain, attestation). An action whose signed text (its `hash`) or whose wallet's nonce an
  * action of another id showed before in the run fails (`replayed`, `nonce`): the service
  * applies each once. A passkey assertion must name the RP id and an origin the network
- * publishes (or `rpIds`, `origins`). One verdict per item; `ok` when none failed. When the
- * public list had more objects than `maxObjects`, the first verdict says so (`public objects
- * after the first N`, `skipped: ['maxObjects']`): the rest were not checked.
+ * publishes (or `rpIds`, `origins`). With pins (`network`, `batchPublicKey`, `logKey`), the
+ * first verdict, `network`, is on them. One verdict per item; `ok` when none failed. When the
+ * public list had more objects than `maxObjects`, a verdict says so (`public objects after
+ * the first N`, `skipped: ['maxObjects']`): the rest were not checked.
  */
 export async function verifyNetwork(
   source: Source,
   opts: VerifyOptions = {},
 ): Promise<VerifyReport> {
-  const network = await source.json<{
-    network: string;
-    batch_public_key: string;
-    webauthn?: PublishedWebauthn;
-  }>('/public/network');
+  const network = await source.json<NetworkAnswer>('/public/network');
   if (network === null) throw new Error('GET /public/network: 404');
+  const pinned = await checkPins(source, network, opts);
+  if (pinned && !pinned.verdict.ok) return { ok: false, verdicts: [pinned.verdict] };
   const listed = await listAll<BatchRecord>(source, '/batches?order=asc&limit=100', 'batches');
   const batches = listed.filter((b) => b.hash !== '').sort((a, b) => a.sequence - b.sequence);
+  const bound = pinned?.bind(batches);
+  if (bound && !bound.ok) return { ok: false, verdicts: [bound] };
   const byId = new Map(batches.map((b) => [b.id, b]));
   /** The batches listed still building (no header yet). */
   const building = new Set(listed.filter((b) => b.hash === '').map((b) => b.id));
@@ -106,7 +112,7 @@ export async function verifyNetwork(
     }
   }
 
-  const verdicts: Verdict[] = cut ? [cut] : [];
+  const verdicts: Verdict[] = [...(bound ? [bound] : []), ...(cut ? [cut] : [])];
   const total = objects.length + batches.length;
   let done = 0;
   const step = () => opts.onProgress?.(++done, total);
