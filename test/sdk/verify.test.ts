@@ -418,6 +418,17 @@ describe('the ons-verify CLI', () => {
       // Something never downloaded, and a bad command: exit 2.
       expect(await onsVerify(['check', dir, '--object', net.publicB], out)).toBe(2);
       expect(await onsVerify(['nope'], { log: () => {}, isTTY: false })).not.toBe(0);
+      // A --max-objects that is no count is refused, not read as "check nothing".
+      for (const bad of ['abc', '0', '-1', '1e3']) {
+        lines.length = 0;
+        expect(await onsVerify(['check', net.live.baseUrl, '--max-objects', bad], out)).toBe(2);
+      }
+      // A list longer than --max-objects says what it left out.
+      lines.length = 0;
+      expect(await onsVerify(['check', net.live.baseUrl, '--max-objects', '1'], out)).toBe(0);
+      expect(lines).toContain(
+        'ok    public objects after the first 1 (not checked: past --max-objects)',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -64,7 +64,7 @@ function checkOptions(command: Command): Command {
 function verifyOptionsOf(o: CheckFlags): VerifyOptions {
   return {
     ...(o.object && o.object.length > 0 ? { objects: o.object } : {}),
-    maxObjects: Number(o.maxObjects),
+    maxObjects: positive('--max-objects', o.maxObjects),
     ...(o.network !== undefined ? { network: o.network } : {}),
     ...(o.batchKey !== undefined ? { batchPublicKey: o.batchKey } : {}),
     ...(o.logKey !== undefined ? { logKey: o.logKey } : {}),
@@ -94,7 +94,12 @@ async function run(source: Source, options: VerifyOptions, out: Out) {
   });
   if (started) bar?.stop();
   for (const v of report.verdicts) {
-    const skipped = v.skipped ? ` (not checkable from public data: ${v.skipped.join(', ')})` : '';
+    const cut = v.skipped?.includes('maxObjects');
+    const skipped = cut
+      ? ' (not checked: past --max-objects)'
+      : v.skipped
+        ? ` (not checkable from public data: ${v.skipped.join(', ')})`
+        : '';
     out.log(v.ok ? `ok    ${v.item}${skipped}` : `FAIL  ${v.item}: ${v.failed} — ${v.reason}`);
   }
   const failed = report.verdicts.filter((v) => !v.ok).length;
