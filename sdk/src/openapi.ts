@@ -8934,10 +8934,12 @@ export interface paths {
               tree_size: number;
               /** @description RFC 6962 PATH, from the leaf upwards */
               audit_path: string[];
-              /** @description H(0x00 ‖ the action hash's 32 bytes) */
+              /** @description H(0x00 ‖ the action hash's 32 bytes), or ‖ its commitment when sealed private */
               leaf_hash: string;
               /** @description the batch's actions_hash */
               root: string;
+              /** @description only for an action sealed private (content version 4) whose object is public now: the salt of its commitment, 0x + 64 hex; the leaf is then H(0x00 ‖ commitment) */
+              salt?: string;
             };
           };
         };

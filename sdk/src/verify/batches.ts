@@ -2,6 +2,7 @@ import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
 import { canonicalJson } from '../actions/canonical-json.js';
 import { verifyActionSignature, type ActionContext } from './actions.js';
+import { privateCommitmentOf } from './commitment.js';
 import { buf, concat, hashBytes, hex, hexBytes, sha256, utf8 } from './bytes.js';
 import { verifyActionInclusion } from './inclusion.js';
 import { merkleRoot, type InclusionProof } from './merkle.js';
@@ -70,21 +71,7 @@ export function integrityRootOf(objects: { id: string; integrity_hash: string }[
   return leaves.some((l) => l === null) ? null : merkleRoot(leaves as Uint8Array[]);
 }
 
-/**
- * A private action's commitment (content version 4) = H("ons private action v1" ‖ 0x00 ‖
- * salt ‖ action hash ‖ the integrity hash it left), or null when an input is not a hash.
- * A member of its organization has the three from
- * `GET /batches/{batchId}/private-actions/{actionId}`; the public has only the result.
- */
-export function privateCommitmentOf(
-  salt: string,
-  actionHash: string,
-  integrityHash: string,
-): string | null {
-  const parts = [salt, actionHash, integrityHash].map(hashBytes);
-  if (parts.some((p) => p === null)) return null;
-  return hex(sha256(utf8('ons private action v1\u0000'), ...(parts as Uint8Array[])));
-}
+export { privateCommitmentOf } from './commitment.js';
 
 /** What {@link verifyPrivateAction} checks besides the record and its batch. */
 export interface PrivateActionChecks {
@@ -205,6 +192,13 @@ export interface BatchContext {
    * of them (`history`). Objects not in it are not checked so.
    */
   histories?: ReadonlyMap<string, readonly HistoryAction[]>;
+  /**
+   * The salts the inclusion proofs served for actions this batch sealed private whose objects
+   * are public now, by action id. Such an action of a public history may be private in the
+   * content when its commitment is the one its salt, its history's hash and the integrity hash
+   * `integrityByAction` gives it make; its object's leaf is then that commitment.
+   */
+  openings?: ReadonlyMap<string, string>;
 }
 
 /** What the `history` check reads of a public history's action. */
@@ -327,6 +321,14 @@ function checkIntegrityV2(
   return null;
 }
 
+/** The commitment an opened action's salt makes of its history (null when it cannot). */
+function openedCommitment(ctx: BatchContext, action: HistoryAction): string | null {
+  const salt = ctx.openings?.get(action.id);
+  const integrity = ctx.integrityByAction?.get(action.id);
+  if (salt === undefined || integrity === undefined) return null;
+  return privateCommitmentOf(salt, action.hash, integrity);
+}
+
 /**
  * The `history` check ({@link BatchContext.histories}): each public object whose history was
  * read has in the content exactly its history's actions of this batch, in order, none private
@@ -369,15 +371,20 @@ function checkHistories(
         );
       }
       if (v >= 4 && g.private === true) {
-        return bad(`the content seals action ${g.id} of public object ${objectId} as private`);
+        if (openedCommitment(ctx, e) !== g.commitment) {
+          return bad(`the content seals action ${g.id} of public object ${objectId} as private`);
+        }
+        continue;
       }
       if (g.hash !== e.hash) {
         return bad(`the content's action ${g.id} has another hash than its public history's`);
       }
     }
     const last = expected.at(-1);
-    const reached = last && ctx.integrityByAction?.get(last.id);
-    if (v < 2 || reached === undefined) continue;
+    const sealedLast = last && got.at(-1)?.private === true && v >= 4;
+    const reached =
+      last && (sealedLast ? openedCommitment(ctx, last) : ctx.integrityByAction?.get(last.id));
+    if (v < 2 || reached === undefined || reached === null) continue;
     const leaf = content.objects?.find((o) => o.id === objectId);
     if (leaf === undefined || listedValueOf(v, leaf) !== reached) {
       return bad(

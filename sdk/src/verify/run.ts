@@ -129,6 +129,8 @@ export async function verifyNetwork(
   const integrityByAction = new Map<string, string>();
   /** The public histories read: each batch's content must hold exactly their actions in it. */
   const histories = new Map<string, ActionRecord[]>();
+  /** Salts served with the proofs of actions sealed private whose objects are public now. */
+  const openings = new Map<string, string>();
   /** The action that first showed each signed text (its hash) and each (wallet, nonce). */
   const byHash = new Map<string, string>();
   const byNonce = new Map<string, string>();
@@ -198,8 +200,9 @@ export async function verifyNetwork(
               failed: 'proof',
               reason: 'no proof served',
             }
-          : verifyActionInclusion(action, proof, batch),
+          : verifyActionInclusion(action, proof, batch, integrityByAction.get(action.id)),
       );
+      if (proof?.salt !== undefined) openings.set(action.id, proof.salt);
     }
     step();
   }
@@ -221,6 +224,7 @@ export async function verifyNetwork(
             previous,
             integrityByAction,
             histories,
+            openings,
             versionFloor,
           }),
     );

@@ -210,6 +210,18 @@ export async function verifySealedBatch(
     });
   }
 
+  // The proofs first: an action sealed private whose object is public now comes with the salt
+  // that opens its commitment, which the content's history check needs.
+  const proofs = new Map<string, ProofRecord | null>();
+  const openings = new Map<string, string>();
+  for (const action of actions) {
+    step(`Reading the inclusion proof of ${action.id}…`);
+    const proof = await source.json<ProofRecord>(
+      `/batches/${enc(batch.id)}/proofs/${enc(action.id)}`,
+    );
+    proofs.set(action.id, proof);
+    if (proof?.salt !== undefined) openings.set(action.id, proof.salt);
+  }
   step('Checking the batch content…');
   lines.push({
     kind: 'batch',
@@ -218,13 +230,11 @@ export async function verifySealedBatch(
       previous,
       integrityByAction,
       histories,
+      openings,
     }),
   });
   for (const action of actions) {
-    step(`Checking the inclusion proof of ${action.id}…`);
-    const proof = await source.json<ProofRecord>(
-      `/batches/${enc(batch.id)}/proofs/${enc(action.id)}`,
-    );
+    const proof = proofs.get(action.id) ?? null;
     lines.push({
       kind: 'inclusion',
       id: action.id,
@@ -237,8 +247,14 @@ export async function verifySealedBatch(
               failed: 'proof',
               reason: 'no proof served',
             }
-          : verifyActionInclusion(action, proof, batch),
+          : verifyActionInclusion(action, action.private ? sealedForm(proof) : proof, batch),
     });
   }
   return finish(notPublic, byObject.size - replayed.length);
+}
+
+/** A proof without its salt: a private entry's `hash` is its commitment, the leaf as it is. */
+function sealedForm(proof: ProofRecord): ProofRecord {
+  const { salt: _, ...rest } = proof;
+  return rest;
 }

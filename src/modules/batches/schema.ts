@@ -100,7 +100,15 @@ export const InclusionProofSchema = Type.Object({
   leaf_index: Type.Integer({ description: "the action's position in execution order, from 0" }),
   tree_size: Type.Integer(),
   audit_path: Type.Array(Type.String(), { description: 'RFC 6962 PATH, from the leaf upwards' }),
-  leaf_hash: Type.String({ description: "H(0x00 ‖ the action hash's 32 bytes)" }),
+  leaf_hash: Type.String({
+    description: "H(0x00 ‖ the action hash's 32 bytes), or ‖ its commitment when sealed private",
+  }),
   root: Type.String({ description: "the batch's actions_hash" }),
+  salt: Type.Optional(
+    Type.String({
+      description:
+        'only for an action sealed private (content version 4) whose object is public now: the salt of its commitment, 0x + 64 hex; the leaf is then H(0x00 ‖ commitment)',
+    }),
+  ),
 });
 export type InclusionProofSchema = Static<typeof InclusionProofSchema>;

@@ -152,12 +152,19 @@ export class BatchExplorer {
     const index = leaves.findIndex((l) => l.id === actionId);
     if (index < 0) throw notFound('action in this batch');
     const sealedPrivate = new Set(row.private_actions ?? []);
-    return inclusionProof(
+    const proof = inclusionProof(
       leaves.map((l) =>
         hashBytes(sealedPrivate.has(l.id) ? this.leafOfPrivate(row.version, l) : l.hash),
       ),
       index,
     );
+    // Sealed as a commitment, its object public now: the salt opens it to what the object's
+    // public history shows anyway (docs/batches.md, "An object made public later").
+    const leaf = leaves[index]!;
+    if (row.version >= 4 && sealedPrivate.has(actionId) && !leaf.private) {
+      return { ...proof, salt: `0x${actionSalt(this.saltKey, actionId).toString('hex')}` };
+    }
+    return proof;
   }
 
   /** The API record; a building batch shows its actions so far. */
