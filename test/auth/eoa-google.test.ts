@@ -271,6 +271,20 @@ describe('POST /auth/provider/google', () => {
         message: expect.stringMatching(/used already/),
       });
     }
+    // Nor the same token spelled otherwise: its signature part decodes loosely, and only what
+    // the signature covers names the token.
+    const [head, body, sig] = token.split('.') as [string, string, string];
+    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const lastBit = b64[b64.indexOf(sig.at(-1)!) ^ 1]!;
+    for (const spelled of [
+      `${head}.${body}.${sig.slice(0, 5)} ${sig.slice(5)}`,
+      `${head}.${body}.${sig.slice(0, 5)}\n${sig.slice(5)}`,
+      `${head}.${body}.${sig.slice(0, -1)}${lastBit}`,
+      `${head}.${body}.${sig}==`,
+    ]) {
+      const res = await post('/auth/provider/google', { id_token: spelled });
+      expect(res.statusCode, res.body).toBe(401);
+    }
     // A sign-in that failed did not spend its token: one that could not join is tried again.
     const other = await idToken({ email: uniqueEmail('google') });
     const closed = await createOrganization(svc);

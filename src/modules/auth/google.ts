@@ -19,6 +19,7 @@ export interface GoogleConfig {
 /** Asymmetric algorithms only: an HMAC token "signed" with a public key never verifies. */
 const ALGORITHMS = ['RS256', 'ES256'];
 const REFUSED = 'Google ID token refused';
+const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /**
  * Google sign-in: the ID token is verified against Google's published keys (a JWKS URL
@@ -44,6 +45,8 @@ export class GoogleSignIn {
     if (this.config.clientIds.length === 0) {
       throw failedPrecondition('Google sign-in is not configured on this service');
     }
+    // Three base64url parts, nothing else (a JWS in compact form).
+    if (!JWS_COMPACT.test(idToken)) throw unauthenticated(REFUSED);
     this.jwks ??= createRemoteJWKSet(new URL(this.config.jwksUrl), { timeoutDuration: 5_000 });
     let payload: JWTPayload;
     try {
@@ -80,7 +83,11 @@ export class GoogleSignIn {
     client: ClientContext,
   ): Promise<TokenResponse> {
     const { sub, email, expiresAt } = await this.verifyIdToken(input.id_token);
-    const tokenHash = createHash('sha256').update(input.id_token).digest();
+    // Keyed by what the signature covers (header.payload), not by the string as sent: the
+    // signature part decodes loosely (spaces, padding, a last character's unused bits), so
+    // one token has many spellings, all of them the same sign-in.
+    const signed = input.id_token.slice(0, input.id_token.lastIndexOf('.'));
+    const tokenHash = createHash('sha256').update(signed).digest();
     return this.db.transaction(async (tx) => {
       if (!(await spendIdToken(tx, tokenHash, expiresAt, this.clock.now()))) {
         throw unauthenticated('this Google ID token was used already; sign in with Google again');
