@@ -9,8 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   httpSource,
   verifyNetwork,
+  verifyPrivateAction,
   verifySealedBatch,
   type BatchRecord,
+  type PrivateActionRecord,
   type ProofRecord,
 } from '@ons/sdk';
 import { buildNetwork, type VerifyNetwork } from './verify-fixture.js';
@@ -46,6 +48,13 @@ async function proofsOf(objectId: string): Promise<{ proof: ProofRecord; batch: 
     out.push({ proof: res.json<ProofRecord>(), batch: r.batch_id });
   }
   return out;
+}
+
+async function firstActionId(): Promise<string> {
+  const { rows } = await net.live.svc.container.db.execute<{ id: string }>(
+    sql`SELECT id FROM action_logs WHERE object_id = ${net.privateC} ORDER BY seq LIMIT 1`,
+  );
+  return rows[0]!.id;
 }
 
 async function setPublic(isPublic: boolean) {
@@ -88,6 +97,25 @@ describe('an object sealed private, made public later', () => {
         expect(one.lines.filter((l) => !l.verdict.ok)).toEqual([]);
         expect(one.lines.some((l) => l.kind === 'chain' && l.id === net.privateC)).toBe(true);
       }
+      // A member's check of the private record still holds with the salt-bearing proof, and
+      // a proof whose salt is not the record's fails.
+      const [first] = await proofsOf(net.privateC);
+      const opened = await net.live.svc.app.inject({
+        method: 'GET',
+        url: `/batches/${first!.batch}/private-actions/${await firstActionId()}`,
+        headers: net.owner.headers,
+      });
+      expect(opened.statusCode, opened.body).toBe(200);
+      const record = opened.json<PrivateActionRecord>();
+      const batch = (await get(`/batches/${first!.batch}`)).json<BatchRecord>();
+      expect(await verifyPrivateAction(record, batch, { proof: first!.proof })).toMatchObject({
+        ok: true,
+      });
+      const wrong = { ...first!.proof, salt: `0x${'ab'.repeat(32)}` };
+      expect(await verifyPrivateAction(record, batch, { proof: wrong })).toMatchObject({
+        ok: false,
+        failed: 'salt',
+      });
     } finally {
       await setPublic(false);
     }

@@ -88,7 +88,7 @@ export interface PrivateActionChecks {
    * start from the record's `leaf` and lead to the batch's `actions_hash` (as
    * {@link verifyActionInclusion} checks it). Without it `proof` is reported skipped.
    */
-  proof?: InclusionProof;
+  proof?: InclusionProof & { salt?: string };
 }
 
 /**
@@ -144,11 +144,13 @@ export async function verifyPrivateAction(
     return fail(item, 'leaf', "the leaf is not the action's hash");
   }
   if (checks.proof) {
-    const included = verifyActionInclusion(
-      { id: action.id, hash: record.leaf },
-      checks.proof,
-      batch,
-    );
+    // The proof of an action whose object is public now carries its salt: it must be the
+    // record's; the leaf is checked as the record states it (the commitment itself).
+    const { salt: served, ...asSealed } = checks.proof;
+    if (served !== undefined && served !== record.salt) {
+      return fail(item, 'salt', "the proof's salt is not the record's");
+    }
+    const included = verifyActionInclusion({ id: action.id, hash: record.leaf }, asSealed, batch);
     if (!included.ok) return fail(item, included.failed!, included.reason!);
   } else {
     skipped.push('proof');

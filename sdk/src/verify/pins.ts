@@ -132,14 +132,16 @@ export async function checkPins(
     verdict: pass(PINNED_ITEM),
     bind(batches) {
       if (checkpoint === null) {
-        // An empty log: fine while no listed batch says it is in the log.
-        const logged = batches.filter((b) => b.log_tree_size !== null).length;
-        return logged === 0
+        // An empty log: fine while no batch is sealed. A service that logs (it publishes the
+        // pinned key) appends each sealed batch within seconds, so one that hides its
+        // checkpoint while serving sealed batches fails, whatever their log_tree_size says.
+        const sealed = batches.filter((b) => b.hash !== '').length;
+        return sealed === 0
           ? pass(PINNED_ITEM)
           : fail(
               PINNED_ITEM,
               'log_checkpoint',
-              `no checkpoint, though ${logged} batches are logged`,
+              `no checkpoint served, though ${sealed} batches are sealed`,
             );
       }
       const named = checkpoint.batch;
