@@ -84,6 +84,14 @@ describe('dnsResolver', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('stops at its deadline, however long its queries would take', async () => {
+    const started = Date.now();
+    await expect(
+      dnsResolver({ servers, timeoutMs: 5_000, tries: 3, deadlineMs: 200 })('long.hang.test'),
+    ).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
   it('stops at once when the caller stops waiting', async () => {
     const started = Date.now();
     await expect(
@@ -105,5 +113,14 @@ describe('behind the lookup gate', () => {
     expect(await resolve('other.ok.test')).toEqual(['93.184.216.34']);
     expect(Date.now() - started).toBeLessThan(500);
     expect(await Promise.all(hanging)).toEqual(hanging.map(() => 'gave up'));
+  }, 20_000);
+
+  it('a lookup nobody waits for any more is stopped, and frees its slot', async () => {
+    // One slot: a name that never answers, whose only caller gives up after 100 ms.
+    const resolve = gatedResolver(dnsResolver({ servers, timeoutMs: 5_000, tries: 2 }), 1);
+    await expect(resolve('gone.hang.test', AbortSignal.timeout(100))).rejects.toThrow();
+    const started = Date.now();
+    expect(await resolve('next.ok.test', AbortSignal.timeout(10_000))).toEqual(['93.184.216.34']);
+    expect(Date.now() - started).toBeLessThan(500);
   }, 20_000);
 });

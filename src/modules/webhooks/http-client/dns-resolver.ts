@@ -5,12 +5,15 @@ import type { HostResolver } from './lookup-gate.js';
 /** How long one query waits for its first answer, and how often it is sent (c-ares backs off). */
 export const DNS_TIMEOUT_MS = 1_500;
 export const DNS_TRIES = 2;
+/** The most a lookup takes, whatever the name servers (c-ares asks each in turn). */
+export const DNS_DEADLINE_MS = 5_000;
 
 export interface DnsResolverOptions {
   /** Name servers (`host` or `host:port`); the system's (`/etc/resolv.conf`) by default. */
   servers?: string[];
   timeoutMs?: number;
   tries?: number;
+  deadlineMs?: number;
 }
 
 /** `localhost` and names under it are loopback by definition (RFC 6761), never asked. */
@@ -19,7 +22,8 @@ const isLocalhost = (name: string) => name === 'localhost' || name.endsWith('.lo
 /**
  * Webhook host names, asked of DNS directly (docs/webhooks.md, "Addresses"): A and AAAA at
  * once through c-ares, which holds no thread while it waits, gives up after `tries` sends of
- * each query, and stops at once when the caller's signal aborts. (The system's `getaddrinfo`
+ * each query to each name server, and stops at once when the caller's signal aborts or after
+ * `deadlineMs` in all. (The system's `getaddrinfo`
  * holds one of libuv's four threads until the system resolver gives up, which nothing can
  * shorten; so lookups that could hang had to be rationed to two at a time, and two hanging
  * names delayed every other organization's new connections.) `/etc/hosts` is not read: a
@@ -34,16 +38,18 @@ export function dnsResolver(opts: DnsResolverOptions = {}): HostResolver {
     if (isIP(name) !== 0) return [name];
     if (isLocalhost(name)) return ['127.0.0.1', '::1'];
     signal?.throwIfAborted();
+    const deadline = AbortSignal.timeout(opts.deadlineMs ?? DNS_DEADLINE_MS);
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
     const resolver = new Resolver({
       timeout: opts.timeoutMs ?? DNS_TIMEOUT_MS,
       tries: opts.tries ?? DNS_TRIES,
     });
     if (opts.servers) resolver.setServers(opts.servers);
     const cancel = () => resolver.cancel();
-    signal?.addEventListener('abort', cancel, { once: true });
+    stop.addEventListener('abort', cancel, { once: true });
     try {
       const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
-      signal?.throwIfAborted();
+      stop.throwIfAborted();
       const addresses = [
         ...(v4.status === 'fulfilled' ? v4.value : []),
         ...(v6.status === 'fulfilled' ? v6.value : []),
@@ -52,7 +58,7 @@ export function dnsResolver(opts: DnsResolverOptions = {}): HostResolver {
       // Neither family answered: the A query's failure says why (ENOTFOUND, ETIMEOUT…).
       throw v4.status === 'rejected' ? v4.reason : new Error(`${name} has no address`);
     } finally {
-      signal?.removeEventListener('abort', cancel);
+      stop.removeEventListener('abort', cancel);
     }
   };
 }

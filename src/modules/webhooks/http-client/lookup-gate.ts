@@ -54,6 +54,8 @@ interface Lookup {
   hostname: string;
   started: boolean;
   callers: Set<Caller>;
+  /** Aborted when its last caller stops waiting: the resolver may stop early. */
+  stop: AbortController;
 }
 
 /**
@@ -61,10 +63,10 @@ interface Lookup {
  * `queue` of them. A request for a name whose lookup is waiting or running joins that lookup
  * and is answered with it: a name never holds more than one slot, nor more than one place in
  * the queue, however many connections want it at once. A slot is freed when its lookup
- * settles, not when its callers stop waiting: its queries run until then. A caller that
- * aborts stops waiting itself, answered with the abort at once; a lookup still waiting whose
- * callers have all gone leaves the queue and never starts, while one that runs holds its slot
- * until it settles.
+ * settles, not when its callers stop waiting. A caller that aborts stops waiting itself,
+ * answered with the abort at once; a lookup still waiting whose callers have all gone leaves
+ * the queue and never starts, while one that runs is told to stop (the signal `resolve` is
+ * given) and holds its slot until it settles.
  */
 export function gatedResolver(
   resolve: HostResolver,
@@ -87,7 +89,7 @@ export function gatedResolver(
     lookup.started = true;
     running++;
     // The name's lookup runs once; its callers share the answer (or the failure).
-    resolve(lookup.hostname)
+    resolve(lookup.hostname, lookup.stop.signal)
       .then(
         (addresses) => settle(lookup, (c) => c.answer(addresses)),
         (err: unknown) => settle(lookup, (c) => c.fail(err)),
@@ -106,7 +108,12 @@ export function gatedResolver(
       if (signal?.aborted) return fail(new LookupAbandoned(false));
       const found = byName.get(hostname);
       if (!found && running >= slots && waiting.length >= queue) return fail(new LookupsBusy());
-      const joined = found ?? { hostname, started: false, callers: new Set<Caller>() };
+      const joined = found ?? {
+        hostname,
+        started: false,
+        callers: new Set<Caller>(),
+        stop: new AbortController(),
+      };
       const c: Caller = {
         answer,
         fail,
@@ -114,7 +121,9 @@ export function gatedResolver(
         leave: () => {
           joined.callers.delete(c);
           fail(new LookupAbandoned(joined.started));
-          // Nobody waits for it any more and it has not started: it never starts.
+          // Nobody waits for it any more: a running lookup is told to stop (its slot is free
+          // once it settles), one that has not started never starts.
+          if (joined.started && joined.callers.size === 0) joined.stop.abort();
           if (!joined.started && joined.callers.size === 0) {
             const at = waiting.indexOf(joined);
             if (at !== -1) waiting.splice(at, 1);
