@@ -430,57 +430,60 @@ describe('a policy is a grant: bounded by the caller', () => {
   });
 
   // Who set a policy bounds who may change it: an owner's limits are an owner's to lift, so two
-  // admins cannot lift each other's. Every setter × caller × change, on a member's wallet that
-  // each of them may limit: refused exactly when an owner set it and the caller is no owner.
+  // admins cannot lift each other's. Every target × setter × caller × change, on a member's
+  // wallet or a key that each of them may limit: refused exactly when an owner set it and the
+  // caller is no owner.
   const setters = ['owner', 'admin'] as const;
   const callers = ['owner', 'other admin', "owner's key with an admin's permissions"] as const;
-  for (const setter of setters) {
-    for (const caller of callers) {
-      for (const change of ['PUT', 'DELETE'] as const) {
-        const allowed = setter === 'admin' || caller === 'owner';
-        it(`set by ${setter}, ${change} by ${caller}: ${allowed ? 'allowed' : 'refused'}`, async () => {
-          const w = await world();
-          const admin = await createMember(svc, { orgId: w.orgId, role: 'admin' });
-          const otherAdmin = await createMember(svc, { orgId: w.orgId, role: 'admin' });
-          const member = await createMember(svc, { orgId: w.orgId, role: 'member' });
-          const key = await createApiKey(svc, w.owner, [...permissionsOfRole('admin')]);
-          const by = { owner: w.owner, admin }[setter];
-          const policy = await createPolicy(by, {
-            target_type: 'wallet',
-            target_id: member.walletId,
-            period: 'hour',
-            max_actions: 5,
+  for (const target of ['wallet', 'api_key'] as const)
+    for (const setter of setters) {
+      for (const caller of callers) {
+        for (const change of ['PUT', 'DELETE'] as const) {
+          const allowed = setter === 'admin' || caller === 'owner';
+          it(`on a ${target}, set by ${setter}, ${change} by ${caller}: ${allowed ? 'allowed' : 'refused'}`, async () => {
+            const w = await world();
+            const admin = await createMember(svc, { orgId: w.orgId, role: 'admin' });
+            const otherAdmin = await createMember(svc, { orgId: w.orgId, role: 'admin' });
+            const member = await createMember(svc, { orgId: w.orgId, role: 'member' });
+            const key = await createApiKey(svc, w.owner, [...permissionsOfRole('admin')]);
+            const limited = await createApiKey(svc, w.owner, ['objects.read'] as Permission[]);
+            const by = { owner: w.owner, admin }[setter];
+            const policy = await createPolicy(by, {
+              target_type: target,
+              target_id: target === 'wallet' ? member.walletId : limited.id,
+              period: 'hour',
+              max_actions: 5,
+            });
+            expect(policy.set_by_owner).toBe(setter === 'owner');
+            const headers = {
+              owner: w.owner.headers,
+              'other admin': otherAdmin.headers,
+              "owner's key with an admin's permissions": key.headers,
+            }[caller];
+            const res = await call(change, `/policies/${policy.id}`, headers, {
+              name: 'p',
+              period: 'hour',
+              max_actions: 1e6,
+            });
+            const after = await call('GET', `/policies/${policy.id}`, w.owner.headers);
+            if (allowed) {
+              expect(res.statusCode, res.body).toBe(200);
+              if (change === 'PUT') {
+                expect(after.json()).toMatchObject({
+                  max_actions: 1e6,
+                  set_by_owner: caller === 'owner',
+                });
+              } else expect(after.statusCode).toBe(404);
+            } else {
+              expect(res.statusCode, res.body).toBe(403);
+              expect(res.json()).toMatchObject({ code: 7, details: { owner_only: true } });
+              expect(res.json().message).toMatch(/an owner set it/);
+              expect(after.json()).toMatchObject({ max_actions: 5, set_by_owner: true });
+            }
           });
-          expect(policy.set_by_owner).toBe(setter === 'owner');
-          const headers = {
-            owner: w.owner.headers,
-            'other admin': otherAdmin.headers,
-            "owner's key with an admin's permissions": key.headers,
-          }[caller];
-          const res = await call(change, `/policies/${policy.id}`, headers, {
-            name: 'p',
-            period: 'hour',
-            max_actions: 1e6,
-          });
-          const after = await call('GET', `/policies/${policy.id}`, w.owner.headers);
-          if (allowed) {
-            expect(res.statusCode, res.body).toBe(200);
-            if (change === 'PUT') {
-              expect(after.json()).toMatchObject({
-                max_actions: 1e6,
-                set_by_owner: caller === 'owner',
-              });
-            } else expect(after.statusCode).toBe(404);
-          } else {
-            expect(res.statusCode, res.body).toBe(403);
-            expect(res.json()).toMatchObject({ code: 7, details: { owner_only: true } });
-            expect(res.json().message).toMatch(/an owner set it/);
-            expect(after.json()).toMatchObject({ max_actions: 5, set_by_owner: true });
-          }
-        });
+        }
       }
     }
-  }
 
   it("an owner's change makes the policy the owners' own", async () => {
     const w = await world();
