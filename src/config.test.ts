@@ -343,3 +343,71 @@ describe('anchoring settings', () => {
     expect(out).toContain('[Redacted]');
   });
 });
+
+describe('SECRETS_KEY', () => {
+  const hex = 'a1'.repeat(32);
+  const b64 = Buffer.from('b2'.repeat(32), 'hex').toString('base64url');
+  const refused = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error('accepted');
+  };
+
+  it('is unset by default: secrets are stored as they are', () => {
+    expect(loadConfig({}).secrets).toEqual({ key: null, previous: [] });
+  });
+
+  it('takes 32 bytes as 64 hex digits or base64url, and older keys in SECRETS_KEY_PREVIOUS', () => {
+    const c = loadConfig({
+      SECRETS_KEY: hex.toUpperCase(),
+      SECRETS_KEY_PREVIOUS: `${b64}, ${b64}=`,
+    });
+    expect(c.secrets.key?.toString('hex')).toBe(hex);
+    expect(c.secrets.previous.map((k) => k.toString('hex'))).toEqual([
+      'b2'.repeat(32),
+      'b2'.repeat(32),
+    ]);
+    expect(loadConfig({ SECRETS_KEY: b64 }).secrets.key?.toString('hex')).toBe('b2'.repeat(32));
+  });
+
+  it('refuses anything else, naming the setting and never quoting the value', () => {
+    const std = Buffer.from('fb'.repeat(32), 'hex').toString('base64'); // has + and /
+    for (const bad of [
+      hex.slice(2),
+      `${hex}00`,
+      `0x${hex}`,
+      `${b64.slice(0, -1)}`,
+      std,
+      'zz'.repeat(32),
+    ]) {
+      const message = refused({ SECRETS_KEY: bad });
+      expect(message).toMatch(/^SECRETS_KEY must be 32 random bytes/);
+      expect(message).not.toContain(bad.slice(2, 30));
+      const previous = refused({ SECRETS_KEY: hex, SECRETS_KEY_PREVIOUS: `${b64},${bad}` });
+      expect(previous).toMatch(/^SECRETS_KEY_PREVIOUS: key 2 must be/);
+      expect(previous).not.toContain(bad.slice(2, 30));
+      expect(previous).not.toContain(b64.slice(2, 30));
+    }
+    expect(refused({ SECRETS_KEY_PREVIOUS: b64 })).toMatch(
+      /SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not/,
+    );
+  });
+
+  it('never reaches a log line, wherever the config is logged', () => {
+    const config = loadConfig({ SECRETS_KEY: hex, SECRETS_KEY_PREVIOUS: b64 });
+    let out = '';
+    const logger = createLogger('info', { write: (s: string) => void (out += s) });
+    logger.info({ config }, 'config');
+    logger.info(config, 'config at the top');
+    logger.info({ secrets: config.secrets }, 'secrets');
+    expect(out.split('\n').filter(Boolean)).toHaveLength(3);
+    expect(out).not.toContain('"type":"Buffer"');
+    expect(out).not.toContain('161,161,161');
+    expect(out).not.toContain(hex);
+    expect(out).not.toContain(b64);
+    expect(out).toContain('[Redacted]');
+  });
+});

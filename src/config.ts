@@ -110,6 +110,12 @@ export interface Config {
   };
   /** OpenTelemetry traces (docs/self-hosting.md, "Traces"); null: off (the default). */
   tracing: TracingConfig | null;
+  /**
+   * The key stored secrets are sealed under (SECRETS_KEY; src/lib/sealed-secret.ts), null:
+   * they are stored as they are; and older keys, only to open what they sealed
+   * (SECRETS_KEY_PREVIOUS). Never logged.
+   */
+  secrets: { key: Buffer | null; previous: Buffer[] };
   ebus: {
     groupWaitMs: number;
     maxGroup: number;
@@ -309,6 +315,49 @@ function logSigningKey(env: Env): string | null {
   throw new ConfigError(
     'LOG_SIGNING_KEY must be a 32-byte Ed25519 seed: 64 hex digits or base64 (value not shown)',
   );
+}
+
+/**
+ * One 32-byte key of SECRETS_KEY or SECRETS_KEY_PREVIOUS: 64 hex digits or base64url (43
+ * characters, `=` padding allowed); null for anything else. Only this canonical form is read,
+ * so one key has one spelling of each kind.
+ */
+function secretKeyBytes(raw: string): Buffer | null {
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  const unpadded = raw.replace(/=$/, '');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(unpadded)) return null;
+  const bytes = Buffer.from(unpadded, 'base64url');
+  return bytes.length === 32 && bytes.toString('base64url') === unpadded ? bytes : null;
+}
+
+/**
+ * SECRETS_KEY (docs/self-hosting.md, "Secrets at rest") and SECRETS_KEY_PREVIOUS (comma-
+ * separated older keys, only to open what they sealed; refused without SECRETS_KEY, which
+ * would leave nothing to seal new secrets under). Neither value is ever quoted.
+ */
+function secretsKeys(env: Env): Config['secrets'] {
+  const raw = optional(env, 'SECRETS_KEY');
+  const previousRaw = list(env, 'SECRETS_KEY_PREVIOUS', []);
+  const form = '32 random bytes as 64 hex digits or base64url (openssl rand -hex 32)';
+  const key = raw === null ? null : secretKeyBytes(raw.trim());
+  if (raw !== null && key === null) {
+    throw new ConfigError(`SECRETS_KEY must be ${form} (value not shown)`);
+  }
+  if (key === null && previousRaw.length > 0) {
+    throw new ConfigError(
+      'SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not: older keys only open what they sealed, and new secrets need SECRETS_KEY',
+    );
+  }
+  const previous = previousRaw.map((entry, i) => {
+    const bytes = secretKeyBytes(entry);
+    if (bytes === null) {
+      throw new ConfigError(
+        `SECRETS_KEY_PREVIOUS: key ${i + 1} must be ${form}; keys are separated by commas (value not shown)`,
+      );
+    }
+    return bytes;
+  });
+  return { key, previous };
 }
 
 /** LOG_ORIGIN, else PUBLIC_URL without its scheme (e.g. `localhost:8080`). */
@@ -533,6 +582,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       deliveryInProcess: runsLoops && bool(env, 'WEBHOOK_DELIVERY', true),
     },
     tracing: tracingConfig(env),
+    secrets: secretsKeys(env),
     ebus: {
       groupWaitMs: int(env, 'EBUS_GROUP_WAIT_MS', 1, 0, 1000),
       maxGroup: int(env, 'EBUS_MAX_GROUP', 500, 1, 10_000),

@@ -39,6 +39,9 @@ export const REDACT_PATHS = [
   'rpcUrl',
   '*.rpcUrl',
   '*.*.rpcUrl',
+  // SECRETS_KEY and SECRETS_KEY_PREVIOUS (src/config.ts's `secrets`), should the config be logged.
+  'secrets',
+  '*.secrets',
   // The trace collector's headers (OTEL_EXPORTER_OTLP_HEADERS), which may carry its key.
   'exporterHeaders',
   '*.exporterHeaders',
