@@ -9,6 +9,7 @@ import type { Database } from '../src/db/pool.js';
 import { eip191Digest } from '../src/lib/crypto/eip191.js';
 import { systemClock } from '../src/lib/clock.js';
 import { newId } from '../src/lib/ids.js';
+import { SecretSealer } from '../src/lib/sealed-secret.js';
 import { SessionService } from '../src/modules/auth/session-service.js';
 import { TokenService } from '../src/modules/auth/token-service.js';
 import { buildActionText } from '../src/modules/ebus/action-text.js';
@@ -39,7 +40,7 @@ export interface BenchOrg {
 
 /** Sessions issued for `publicUrl` (the service's, which checks their audience). */
 export async function benchSessions(database: Database, publicUrl: string) {
-  const tokens = new TokenService(database.db, systemClock, publicUrl);
+  const tokens = new TokenService(database.db, systemClock, publicUrl, SecretSealer.none());
   await tokens.init();
   return new SessionService(database.db, systemClock, tokens);
 }

@@ -38,6 +38,7 @@ import { Pool } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { newId } from '../src/lib/ids.js';
+import { SecretSealer } from '../src/lib/sealed-secret.js';
 import { migrate } from '../src/db/migrate.js';
 import { createDatabase, type Database } from '../src/db/pool.js';
 import { createLogger } from '../src/http/logger.js';
@@ -363,7 +364,7 @@ async function main() {
     if (process.env.BENCH_SETUP_SQL) await database.pool.query(process.env.BENCH_SETUP_SQL);
     const port = 20000 + Math.floor(Math.random() * 20000);
     const publicUrl = `http://127.0.0.1:${port}`;
-    const tokens = new TokenService(database.db, systemClock, publicUrl);
+    const tokens = new TokenService(database.db, systemClock, publicUrl, SecretSealer.none());
     await tokens.init();
     const sessions = new SessionService(database.db, systemClock, tokens);
     const load1 = await makeOrg(database, sessions, CONNECTIONS);

@@ -45,6 +45,8 @@ import { composeHooks } from './modules/ebus/hooks.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
 import { Readiness } from './modules/health/service.js';
 import { IdempotencyService, IdempotencySweeper } from './modules/idempotency/index.js';
+import { SecretSealer } from './lib/sealed-secret.js';
+import { secureStoredSecrets } from './stored-secrets.js';
 
 /** Query shapes of the public list run as named statements; the rest unnamed. */
 const PUBLIC_LIST_SHAPES = 32;
@@ -118,7 +120,9 @@ async function createRateLimitStore(
 export async function createContainer(deps: BaseDeps): Promise<Container> {
   const { config, database, clock } = deps;
   const db = database.db;
-  const tokens = new TokenService(db, clock, config.publicUrl);
+  // Before any key is read: sealed under SECRETS_KEY, or refused (src/stored-secrets.ts).
+  await secureStoredSecrets(db, config, deps.logger);
+  const tokens = new TokenService(db, clock, config.publicUrl, new SecretSealer(config.secrets));
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens, config.sessions);
   const sender = createSender(db, clock, deps.logger, config.smtp);

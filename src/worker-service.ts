@@ -16,6 +16,7 @@ import { AuthSweeper } from './modules/auth/sweeper.js';
 import { LowBalanceNotifier } from './modules/balance/low-balance.js';
 import { createSender } from './modules/notify/sender.js';
 import { createWebhooks } from './modules/webhooks/wiring.js';
+import { secureStoredSecrets } from './stored-secrets.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
 import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
 
@@ -40,6 +41,8 @@ export interface RunningService {
  */
 export async function createWorkerService(deps: BaseDeps): Promise<RunningService> {
   const { config, database, clock, logger } = deps;
+  // Before any key is read: sealed under SECRETS_KEY, or refused (src/stored-secrets.ts).
+  await secureStoredSecrets(database.db, config, logger);
   const webhooks = createWebhooks({ db: database.db, clock, config, logger });
   const delivery = new WebhookDeliveryWorker(webhooks.runner, logger);
   const batches = await createBatches({

@@ -60,7 +60,14 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     },
   });
   const logger = createLogger(config.logLevel, stream);
-  const service = await createService({ config, database, clock, logger }, opts.extraRoutes);
+  let service: Service;
+  try {
+    service = await createService({ config, database, clock, logger }, opts.extraRoutes);
+  } catch (err) {
+    // A service that refuses to start (tests of start-up checks) leaves no pool open.
+    await database.close();
+    throw err;
+  }
   await service.app.ready();
   return {
     ...service,

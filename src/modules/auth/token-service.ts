@@ -8,11 +8,21 @@ import {
   type JSONWebKeySet,
 } from 'jose';
 import type { Db } from '../../db/pool.js';
+import type { SecretTable } from '../../db/sealed-columns.js';
 import type { Clock } from '../../lib/clock.js';
 import { ulid } from '../../lib/ids.js';
 import type { Role } from '../../lib/permissions.js';
+import type { SecretPlace, SecretSealer } from '../../lib/sealed-secret.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import * as repo from './repo/signing-keys.js';
+
+/** The access-token keys' private halves, for the start-up pass (src/stored-secrets.ts). */
+export const signingKeySecrets: SecretTable = {
+  table: 'signing_keys',
+  columns: [{ name: repo.PRIVATE_JWK, read: repo.privateJwks, store: repo.storePrivateJwks }],
+};
+
+const privateKeyAt = (kid: string): SecretPlace => ({ column: repo.PRIVATE_JWK, row: kid });
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 const ALG = 'ES256';
@@ -37,7 +47,8 @@ export type AccessCheck = { ok: true; claims: AccessClaims } | { ok: false; reas
 /**
  * Signs and verifies access tokens (ES256 JWTs). The key pair lives in the database so
  * every instance of the service signs with the same key; it is made on first start.
- * Only ES256 is accepted on verify, so `alg: none` and HMAC confusion fail.
+ * Only ES256 is accepted on verify, so `alg: none` and HMAC confusion fail. The private key
+ * is stored sealed under SECRETS_KEY when it is set (src/lib/sealed-secret.ts).
  */
 export class TokenService {
   private signingKey: Awaited<ReturnType<typeof importJWK>> | null = null;
@@ -52,6 +63,7 @@ export class TokenService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly issuer: string,
+    private readonly secrets: SecretSealer,
   ) {}
 
   async init(): Promise<void> {
@@ -64,12 +76,19 @@ export class TokenService {
       const priv = { ...(await exportJWK(privateKey)), kid, alg: ALG };
       const pub = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
       const key = { kid, private_jwk: priv, public_jwk: pub };
-      await repo.insertKey(tx, { ...key, alg: ALG });
+      await repo.insertKey(tx, {
+        ...key,
+        private_jwk: this.secrets.sealJson(priv, privateKeyAt(kid)),
+        alg: ALG,
+      });
       return [key];
     });
     const newest = rows[0]!;
     this.kid = newest.kid;
-    this.signingKey = await importJWK(newest.private_jwk, ALG);
+    this.signingKey = await importJWK(
+      this.secrets.openJson(newest.private_jwk, privateKeyAt(newest.kid)),
+      ALG,
+    );
     this.jwks = { keys: rows.map((r) => r.public_jwk) };
     this.keySet = createLocalJWKSet(this.jwks);
   }

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/pool.js';
+import type { SecretChange, StoredSecret } from '../../db/sealed-columns.js';
 import { asDate, asNumber, type DbTime } from '../../db/values.js';
 
 /** The log's append lock: one append at a time across every process (migration 0027). */
@@ -255,6 +256,34 @@ export async function ensureLogKey(exec: Executor, seedHex: string, now: Date): 
     sql`SELECT seed FROM log_keys WHERE id = 'current'`,
   );
   return rows[0]!.seed;
+}
+
+/** The column that keeps the log key's seed (src/lib/sealed-secret.ts). */
+export const LOG_SEED = 'log_keys.seed';
+
+/** Log key seeds that do or do not start with `prefix` (sealed ones). */
+export async function logSeeds(
+  exec: Executor,
+  prefix: string,
+  starting: boolean,
+): Promise<StoredSecret<string>[]> {
+  const { rows } = await exec.execute<StoredSecret<string>>(sql`
+    SELECT id AS row, seed AS value FROM log_keys WHERE starts_with(seed, ${prefix}) = ${starting}`);
+  return rows;
+}
+
+export async function storeLogSeeds(
+  exec: Executor,
+  changes: readonly SecretChange<string>[],
+): Promise<number> {
+  const { rows } = await exec.execute(sql`
+    UPDATE log_keys k SET seed = v.value
+    FROM unnest(${sql.param(changes.map((c) => c.row))}::text[],
+      ${sql.param(changes.map((c) => c.old))}::text[],
+      ${sql.param(changes.map((c) => c.value))}::text[]) AS v(id, old, value)
+    WHERE k.id = v.id AND k.seed = v.old
+    RETURNING k.id`);
+  return rows.length;
 }
 
 /** An action's organization and whether its object is public (false for none); null: no action. */

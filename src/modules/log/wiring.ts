@@ -2,16 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
+import type { SecretTable } from '../../db/sealed-columns.js';
 import type { Clock } from '../../lib/clock.js';
+import { SecretSealer } from '../../lib/sealed-secret.js';
 import { NoteSigner, privateKeyOfSeed } from './note.js';
-import { ensureLogKey } from './repo.js';
+import { ensureLogKey, LOG_SEED, logSeeds, storeLogSeeds } from './repo.js';
 import { LogService, type LeafSource } from './service.js';
 import { parseWitnesses, type WitnessConfig } from './witness.js';
 
 export interface LogWiring {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'log' | 'networkId'>;
+  config: Pick<Config, 'log' | 'networkId' | 'secrets'>;
   logger: Logger;
   /** The batches feature's leaves of a sealed batch. */
   leaves: LeafSource;
@@ -19,14 +21,19 @@ export interface LogWiring {
   witnesses?: WitnessConfig[];
 }
 
+/** The log key's seed, for the start-up pass (src/stored-secrets.ts). */
+export const logSecrets: SecretTable = {
+  table: 'log_keys',
+  columns: [{ name: LOG_SEED, read: logSeeds, store: storeLogSeeds }],
+};
+
 /**
  * Builds the transparency log. Its key is LOG_SIGNING_KEY when set, else the one the first
- * instance to start made and stored (every instance signs with the same key).
+ * instance to start made and stored (every instance signs with the same key), sealed under
+ * SECRETS_KEY when that is set (src/lib/sealed-secret.ts).
  */
 export async function createLog(w: LogWiring): Promise<LogService> {
-  const seed =
-    w.config.log.signingKey ??
-    (await ensureLogKey(w.db, randomBytes(32).toString('hex'), w.clock.now()));
+  const seed = w.config.log.signingKey ?? (await storedSeed(w));
   const signer = new NoteSigner(w.config.log.origin, privateKeyOfSeed(Buffer.from(seed, 'hex')));
   return new LogService({
     db: w.db,
@@ -38,4 +45,12 @@ export async function createLog(w: LogWiring): Promise<LogService> {
     leaves: w.leaves,
     network: w.config.networkId,
   });
+}
+
+/** The stored seed (hex), made by the first instance to start; opened when sealed. */
+async function storedSeed(w: LogWiring): Promise<string> {
+  const secrets = new SecretSealer(w.config.secrets);
+  const at = { column: LOG_SEED, row: 'current' };
+  const candidate = secrets.sealText(randomBytes(32).toString('hex'), at);
+  return secrets.openText(await ensureLogKey(w.db, candidate, w.clock.now()), at);
 }

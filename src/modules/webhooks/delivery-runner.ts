@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
+import type { SecretSealer } from '../../lib/sealed-secret.js';
 import { tracing } from '../../lib/tracing.js';
 import type { DeliveryClient } from './http-client/delivery-client.js';
 import {
@@ -14,6 +15,7 @@ import {
   type Outcome,
 } from './repo/claims.js';
 import { failQueued } from './repo/deliveries.js';
+import { previousKeyAt, signingKeyAt } from './keys.js';
 
 export type { ClaimedDelivery, Outcome };
 import { signatureHeader } from './signing/sign.js';
@@ -66,19 +68,28 @@ export class DeliveryRunner {
     private readonly clock: Clock,
     private readonly client: DeliveryClient,
     private readonly logger: Logger,
+    /** Opens the webhooks' keys as stored (src/lib/sealed-secret.ts), remembering them. */
+    private readonly secrets: SecretSealer,
     private readonly random: () => number = Math.random,
   ) {}
 
   /** Due deliveries for this worker, within each webhook's and organization's room (claimDue). */
   async claim(limit: number, rooms: ClaimRooms): Promise<ClaimedDelivery[]> {
     const now = this.clock.now();
-    return claimDue(this.db, {
+    const claimed = await claimDue(this.db, {
       now,
       leaseUntil: new Date(now.getTime() + LEASE_MS),
       claimId: newId('event'),
       limit,
       ...rooms,
     });
+    for (const d of claimed) {
+      d.signing_key = this.secrets.openKey(d.signing_key, signingKeyAt(d.webhook_id));
+      if (d.previous_key) {
+        d.previous_key = this.secrets.openKey(d.previous_key, previousKeyAt(d.webhook_id));
+      }
+    }
+    return claimed;
   }
 
   /** Handed deliveries (handoff.ts) as claimed ones: first attempts of live webhooks. */

@@ -1,9 +1,11 @@
 import { newId } from '../../lib/ids.js';
+import type { SecretSealer } from '../../lib/sealed-secret.js';
 import { tracing } from '../../lib/tracing.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { ApplyHooks, HookStatement } from '../ebus/index.js';
 import type { AppliedAction } from '../ebus/index.js';
 import { LEASE_MS } from './delivery-runner.js';
+import { previousKeyAt, signingKeyAt } from './keys.js';
 import type { DeliveryHandoff, HandedDelivery } from './handoff.js';
 import {
   handedRows,
@@ -22,9 +24,10 @@ import { MAX_WEBHOOKS } from './schema.js';
  * Matching runs in SQL against the webhooks as committed, so a webhook saved on any
  * instance applies to the next action everywhere. When this process's worker takes handed
  * deliveries (handoff.ts), the rows are written claimed for it and handed over once the
- * group has committed.
+ * group has committed. The keys the statement reads back are opened through `secrets`, which
+ * remembers each opened key: a handed delivery costs one lookup (src/lib/sealed-secret.ts).
  */
-export function webhookOutboxHook(handoff: DeliveryHandoff): ApplyHooks {
+export function webhookOutboxHook(handoff: DeliveryHandoff, secrets: SecretSealer): ApplyHooks {
   const active = new ActiveWebhooks();
   return {
     forget: (orgIds) => active.forget(orgIds),
@@ -83,8 +86,11 @@ export function webhookOutboxHook(handoff: DeliveryHandoff): ApplyHooks {
                   event: `{"action":${row.ea},"batch_id":${JSON.stringify(action.log.batch_id)}},"object":${row.eo}}`,
                   created_at: new Date(action.log.when_created),
                   url: r.url,
-                  signing_key: Buffer.from(r.signing_key, 'hex'),
-                  previous_key: r.previous_key === null ? null : Buffer.from(r.previous_key, 'hex'),
+                  signing_key: secrets.openKeyHex(r.signing_key, signingKeyAt(r.webhook_id)),
+                  previous_key:
+                    r.previous_key === null
+                      ? null
+                      : secrets.openKeyHex(r.previous_key, previousKeyAt(r.webhook_id)),
                   trace_parent: row.tp ?? null,
                 };
               }),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import type { SecretSealer } from '../../lib/sealed-secret.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { pageOf, parseList } from '../../lib/list.js';
@@ -8,6 +9,7 @@ import { requireOrg, requirePermission, type AuthContext } from '../../lib/permi
 import { getTemplateForAction } from '../templates/index.js';
 import type { AddressPolicy, HostResolver } from './http-client/address-policy.js';
 import { refusedUrl } from './http-client/url-check.js';
+import { previousKeyAt, signingKeyAt } from './keys.js';
 import { requireDeliveryReads } from './reach.js';
 import { failQueued } from './repo/deliveries.js';
 import * as repo from './repo/webhooks.js';
@@ -44,6 +46,8 @@ export interface WebhookServiceDeps {
   clock: Clock;
   policy: AddressPolicy;
   resolve: HostResolver;
+  /** Seals the keys stored (SECRETS_KEY; src/lib/sealed-secret.ts). */
+  secrets: SecretSealer;
 }
 
 /** Webhooks of an organization: create, list, read, change, delete, rotate the key. */
@@ -58,18 +62,19 @@ export class WebhookService {
     await this.checkUrl(input.url);
     const rules = await this.checkRules(orgId, input.rules);
     const key = randomBytes(32);
+    const id = newId('webhook');
     const row = await this.deps.db.transaction(async (tx) => {
       if (!(await repo.lockOrganization(tx, orgId))) throw notFound('organization');
       if ((await repo.countWebhooks(tx, orgId)) >= MAX_WEBHOOKS) {
         throw invalid(`an organization holds at most ${MAX_WEBHOOKS} webhooks`);
       }
       return repo.insertWebhook(tx, {
-        id: newId('webhook'),
+        id,
         orgId,
         url: input.url,
         description: input.description ?? '',
         rules,
-        signingKey: key,
+        signingKey: this.deps.secrets.sealBytes(key, signingKeyAt(id)),
         now: this.deps.clock.now(),
       });
     });
@@ -140,7 +145,8 @@ export class WebhookService {
 
   /**
    * A new signing key, answered once. For 24 hours deliveries carry a signature by each
-   * key (`v1=<new>,v1=<old>`), so receivers can switch without losing a delivery.
+   * key (`v1=<new>,v1=<old>`), so receivers can switch without losing a delivery. A sealed
+   * key is bound to its column: the current one is opened and sealed again as the previous.
    */
   async rotateKey(auth: AuthContext, id: string): Promise<WebhookWithKey> {
     requirePermission(auth, 'webhooks.update');
@@ -148,7 +154,19 @@ export class WebhookService {
     const key = randomBytes(32);
     const now = this.deps.clock.now();
     const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-    const row = await repo.rotateKey(this.deps.db, orgId, id, key, until, now);
+    const { secrets } = this.deps;
+    const row = await this.deps.db.transaction(async (tx) => {
+      const current = await repo.lockedKey(tx, orgId, id);
+      if (current === null) return null;
+      const keys = {
+        key: secrets.sealBytes(key, signingKeyAt(id)),
+        previous: secrets.sealBytes(
+          secrets.openBytes(current, signingKeyAt(id)),
+          previousKeyAt(id),
+        ),
+      };
+      return repo.rotateKey(tx, orgId, id, keys, until, now);
+    });
     if (!row) throw notFound('webhook');
     return { ...toWebhook(row), signing_key: key.toString('hex') };
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import { SecretSealer } from '../../lib/sealed-secret.js';
 import { DeliveryLogService } from './delivery-log.js';
 import { DeliveryRunner } from './delivery-runner.js';
 import { type HostResolver } from './http-client/address-policy.js';
@@ -61,12 +62,14 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
     timeoutMs: w.timeoutMs,
   });
   const handoff = new DeliveryHandoff(w.db, w.logger);
+  // One per process's webhooks: the runner and the fast lane share the keys it has opened.
+  const secrets = new SecretSealer(w.config.secrets);
   return {
-    service: new WebhookService({ db: w.db, clock: w.clock, policy, resolve }),
+    service: new WebhookService({ db: w.db, clock: w.clock, policy, resolve, secrets }),
     log: new DeliveryLogService(w.db, w.clock),
-    runner: new DeliveryRunner(w.db, w.clock, client, w.logger),
+    runner: new DeliveryRunner(w.db, w.clock, client, w.logger, secrets),
     client,
-    hook: webhookOutboxHook(handoff),
+    hook: webhookOutboxHook(handoff, secrets),
     handoff,
   };
 }

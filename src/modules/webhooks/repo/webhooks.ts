@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
+import type { SecretChange, StoredSecret } from '../../../db/sealed-columns.js';
 import { asDate, type DbTime } from '../../../db/values.js';
 import {
   and,
@@ -170,21 +171,70 @@ export async function deleteWebhook(
   return rows.length > 0;
 }
 
-/** A new signing key; the current one keeps signing beside it until `previousUntil`. */
+/** The webhook's signing key as stored, held until the transaction ends; null: no webhook. */
+export async function lockedKey(exec: Executor, orgId: string, id: string): Promise<Buffer | null> {
+  const { rows } = await exec.execute<{ signing_key: Buffer }>(sql`
+    SELECT signing_key FROM webhooks
+    WHERE id = ${id} AND organization_id = ${orgId} AND deleted_at IS NULL FOR UPDATE`);
+  return rows[0]?.signing_key ?? null;
+}
+
+/**
+ * A new signing key; `previous` (the current one, stored for its new column) keeps signing
+ * beside it until `previousUntil`.
+ */
 export async function rotateKey(
   exec: Executor,
   orgId: string,
   id: string,
-  key: Buffer,
+  keys: { key: Buffer; previous: Buffer },
   previousUntil: Date,
   now: Date,
 ): Promise<WebhookRow | null> {
   const { rows } = await keyed(() =>
     exec.execute<RawWebhook>(sql`
-    UPDATE webhooks SET previous_signing_key = signing_key, previous_key_until = ${previousUntil},
-      signing_key = ${key}, updated_at = ${now}
+    UPDATE webhooks SET previous_signing_key = ${keys.previous},
+      previous_key_until = ${previousUntil}, signing_key = ${keys.key}, updated_at = ${now}
     WHERE id = ${id} AND organization_id = ${orgId} AND deleted_at IS NULL
     RETURNING ${COLUMNS}`),
   );
   return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** The columns that keep a webhook's keys (src/lib/sealed-secret.ts). */
+export type KeyColumn = 'signing_key' | 'previous_signing_key';
+
+/** The keys of a column (deleted webhooks' too) that do or do not start with `prefix`. */
+export async function storedKeys(
+  exec: Executor,
+  column: KeyColumn,
+  prefix: string,
+  starting: boolean,
+): Promise<StoredSecret<Buffer>[]> {
+  const c = sql.raw(column);
+  const mark = Buffer.from(prefix, 'latin1');
+  const { rows } = await exec.execute<StoredSecret<Buffer>>(sql`
+    SELECT id AS row, ${c} AS value FROM webhooks
+    WHERE ${c} IS NOT NULL AND (substring(${c} FROM 1 FOR ${mark.length}) = ${mark}) = ${starting}`);
+  return rows;
+}
+
+/** Stores each key over the one it was made from (sealing changes no webhook's `updated_at`). */
+export async function storeKeys(
+  exec: Executor,
+  column: KeyColumn,
+  changes: readonly SecretChange<Buffer>[],
+): Promise<number> {
+  const c = sql.raw(column);
+  const hex = (b: Buffer) => b.toString('hex');
+  const { rows } = await keyed(() =>
+    exec.execute(sql`
+    UPDATE webhooks w SET ${c} = decode(v.value, 'hex')
+    FROM unnest(${sql.param(changes.map((x) => x.row))}::text[],
+      ${sql.param(changes.map((x) => hex(x.old)))}::text[],
+      ${sql.param(changes.map((x) => hex(x.value)))}::text[]) AS v(id, old, value)
+    WHERE w.id = v.id AND w.${c} = decode(v.old, 'hex')
+    RETURNING w.id`),
+  );
+  return rows.length;
 }
