@@ -12,6 +12,9 @@ import {
   type DatabaseDump,
 } from '../db/backup-database.js';
 import { migrationVersions } from '../db/migrate.js';
+import { createDatabase } from '../db/pool.js';
+import { SealedSecretError } from '../lib/sealed-secret.js';
+import { checkStoredSecrets } from '../stored-secrets.js';
 import { withRawDatabaseUrl } from './raw-database.js';
 
 export { BackupError, type BackupMethod };
@@ -24,7 +27,8 @@ export { BackupError, type BackupMethod };
  * (DATA_DIR/files or STORAGE_DIR; an S3 store's files are only noted). The database is read
  * in one snapshot, whose row counts the manifest keeps and a restore checks; the files are
  * copied after it, so every file a row names is there (files are named by their content and
- * never deleted).
+ * never deleted). Stored secrets sealed under SECRETS_KEY travel as they are: a restore checks
+ * that the keys it is given open them (docs/self-hosting.md, "Backup and restore").
  */
 const run = promisify(execFile);
 
@@ -168,12 +172,19 @@ export async function restore(config: Config, file: string): Promise<RestoreResu
           'here): restore it with that release or a later one',
       );
     }
-    const migrated = await withRawDatabaseUrl(config, (url) =>
-      restoreDatabase(url, dir, manifest, config.pgBinDir),
-    );
+    const { migrated, unopened } = await withRawDatabaseUrl(config, async (url) => ({
+      migrated: await restoreDatabase(url, dir, manifest, config.pgBinDir),
+      unopened: await secretsUnopened(url, config),
+    }));
     let files = 0;
     if (manifest.files.store === 'disk') {
       files = (await copyFiles(path.join(dir, 'files'), config.storage.dir)).count;
+    }
+    if (unopened !== null) {
+      throw new BackupError(
+        `${source} was restored, but the service will not start on it until SECRETS_KEY ` +
+          `(or SECRETS_KEY_PREVIOUS) holds the key its secrets are sealed under: ${unopened}`,
+      );
     }
     return {
       file: source,
@@ -185,5 +196,23 @@ export async function restore(config: Config, file: string): Promise<RestoreResu
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Why the restored database's stored secrets do not open with SECRETS_KEY and
+ * SECRETS_KEY_PREVIOUS as this command was given them (the first start would stop on it);
+ * null when they do. Nothing is written.
+ */
+async function secretsUnopened(url: string, config: Config): Promise<string | null> {
+  const database = createDatabase(url, 1);
+  try {
+    await checkStoredSecrets(database.db, config);
+    return null;
+  } catch (err) {
+    if (err instanceof SealedSecretError) return err.message;
+    throw err;
+  } finally {
+    await database.close();
   }
 }
