@@ -8,6 +8,7 @@ import { keyId, SecretSealer } from '../../src/lib/sealed-secret.js';
 import { SECRET_TABLES } from '../../src/stored-secrets.js';
 import { WebhookDeliveryWorker } from '../../src/workers/webhook-delivery.js';
 import { chainProblems } from '../helpers/batches.js';
+import { createTemplate } from '../helpers/ebus.js';
 import { bytes, parseCheckpoint, verifyWithVkey } from '../helpers/log.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { COLUMNS, stored, storedAt, type Stored } from '../helpers/stored-secrets.js';
@@ -124,12 +125,34 @@ async function proveAll(svc: TestService) {
   const res = await svc.app.inject({ method: 'GET', url: '/batches?status=proven&limit=100' });
   expect(res.statusCode, res.body).toBe(200);
   return res.json<{
-    batches: { commitment: string; proof: { vkey: string; value: string } }[];
+    batches: {
+      id: string;
+      sequence: number;
+      commitment: string;
+      proof: { vkey: string; value: string };
+    }[];
   }>().batches;
 }
 
-/** The batches' attestations verify under the service's batch key; the chain is sound. */
-async function expectBatchesVerify(svc: TestService) {
+/** Each batch's content (`GET /batches/{id}/content`), as served, in batch order. */
+async function batchContents(
+  svc: TestService,
+  batches: { id: string; sequence: number }[],
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const b of [...batches].sort((x, y) => x.sequence - y.sequence)) {
+    const res = await svc.app.inject({ method: 'GET', url: `/batches/${b.id}/content` });
+    expect(res.statusCode, res.body).toBe(200);
+    out.push(res.body);
+  }
+  return out;
+}
+
+/**
+ * The batches' attestations verify under the service's batch key; with `chain`, the chain is
+ * sound as chainProblems recomputes it (from public actions only).
+ */
+async function expectBatchesVerify(svc: TestService, chain = true) {
   const proven = await proveAll(svc);
   expect(proven.length).toBeGreaterThan(0);
   for (const b of proven) {
@@ -141,7 +164,7 @@ async function expectBatchesVerify(svc: TestService) {
     });
     expect(verify(null, bytes(b.commitment), key, bytes(b.proof.value))).toBe(true);
   }
-  expect(await chainProblems(svc.container.db)).toEqual([]);
+  if (chain) expect(await chainProblems(svc.container.db)).toEqual([]);
 }
 
 /** The log's latest checkpoint verifies under the service's log key. */
@@ -224,6 +247,15 @@ describe('a service started with SECRETS_KEY', () => {
       await worker.stop();
     }
     expect(r.received).toHaveLength(3);
+    // Stored sealed from its creation on (no rotation here).
+    const key = (await stored(svc.container.db)).find(
+      (v) => v.column === 'webhooks.signing_key' && v.row === hook.id,
+    )!;
+    expect(key.value.startsWith(`sealed:v1:${idA}:`)).toBe(true);
+    const sealer = new SecretSealer({ key: Buffer.from(A, 'hex'), previous: [] });
+    expect(sealer.openBytes(Buffer.from(key.value, 'latin1'), key).toString('hex')).toBe(
+      hook.signing_key,
+    );
     for (const got of r.received) {
       expect(
         await verifyWebhook(got.headers, got.body, hook.signing_key, { now: svc.clock.now() }),
@@ -238,6 +270,7 @@ describe('a database whose secrets are clear', () => {
   let before: { batchKey: string; logKey: string; webhook: { id: string; key: string } };
   let headers: Record<string, string>;
   let owner: Awaited<ReturnType<typeof signerWithTemplate>>;
+  let contents: string[];
 
   beforeAll(async () => {
     const svc = await start({});
@@ -247,7 +280,11 @@ describe('a database whose secrets are clear', () => {
     const hook = await createWebhook(svc, owner.signer, r.url, [{ template_id: owner.templateId }]);
     const rotated = await call(svc, owner.signer, 'POST', `/webhooks/${hook.id}/rotate-key`);
     await execute(svc, owner.signer, 'mint', { template_id: owner.templateId }, 0);
-    await proveAll(svc);
+    // A private action: its batch's content holds a commitment salted by the salt key.
+    const privateTemplate = await createTemplate(svc, owner.signer.orgId, { isPublic: false });
+    await execute(svc, owner.signer, 'mint', { template_id: privateTemplate }, 1);
+    contents = await batchContents(svc, await proveAll(svc));
+    expect(contents.some((c) => c.includes('"private":true'))).toBe(true);
     headers = await headersNow(svc, owner.signer);
     before = {
       batchKey: svc.container.batches.publicKey,
@@ -283,7 +320,7 @@ describe('a database whose secrets are clear', () => {
     expect(res.statusCode, res.body).toBe(200);
     const r = await receiver();
     await call(svc, owner.signer, 'PUT', `/webhooks/${before.webhook.id}`, { url: r.url });
-    await execute(svc, owner.signer, 'mint', { template_id: owner.templateId }, 1);
+    await execute(svc, owner.signer, 'mint', { template_id: owner.templateId }, 2);
     await svc.container.webhookWorker.runOnce();
     // The delivery queued before the restart too (its webhook's address is the new one).
     expect(r.received).toHaveLength(2);
@@ -292,7 +329,10 @@ describe('a database whose secrets are clear', () => {
         await verifyWebhook(got.headers, got.body, before.webhook.key, { now: svc.clock.now() }),
       ).toMatchObject({ ok: true });
     }
-    await expectBatchesVerify(svc);
+    // The same salt key: the batches' contents (private commitments) are rebuilt the same.
+    const proven = await proveAll(svc);
+    expect((await batchContents(svc, proven)).slice(0, contents.length)).toEqual(contents);
+    await expectBatchesVerify(svc, false);
     await expectCheckpointVerifies(svc);
     await stop(svc);
   });
