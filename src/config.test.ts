@@ -344,6 +344,30 @@ describe('anchoring settings', () => {
   });
 });
 
+describe('LOG_SIGNING_KEY and S3_SECRET_ACCESS_KEY', () => {
+  it('never reach a log line, wherever the config is logged', () => {
+    const seed = 'c3'.repeat(32);
+    const s3Secret = 'object-store-secret-key';
+    const config = loadConfig({
+      LOG_SIGNING_KEY: seed,
+      S3_ENDPOINT: 'https://s3.example.test',
+      S3_SECRET_ACCESS_KEY: s3Secret,
+    });
+    let out = '';
+    const logger = createLogger('info', { write: (s: string) => void (out += s) });
+    logger.info({ config }, 'config');
+    logger.info(config, 'config at the top');
+    logger.info({ log: config.log, storage: config.storage }, 'parts');
+    logger.info(config.log, 'the log part at the top');
+    logger.info(config.storage, 'the storage part at the top');
+    logger.info(config.storage.s3!, 'the object store at the top');
+    expect(out.split('\n').filter(Boolean)).toHaveLength(6);
+    expect(out).not.toContain(seed);
+    expect(out).not.toContain(s3Secret);
+    expect(out).toContain('[Redacted]');
+  });
+});
+
 describe('SECRETS_KEY', () => {
   const hex = 'a1'.repeat(32);
   const b64 = Buffer.from('b2'.repeat(32), 'hex').toString('base64url');

@@ -42,6 +42,16 @@ export const REDACT_PATHS = [
   // SECRETS_KEY and SECRETS_KEY_PREVIOUS (src/config.ts's `secrets`), should the config be logged.
   'secrets',
   '*.secrets',
+  // The log's signing seed (LOG_SIGNING_KEY, config.log.signingKey) and the object store's
+  // secret (S3_SECRET_ACCESS_KEY, config.storage.s3.secretAccessKey), should the config or a
+  // part of it be logged.
+  'signingKey',
+  '*.signingKey',
+  '*.*.signingKey',
+  'secretAccessKey',
+  '*.secretAccessKey',
+  '*.*.secretAccessKey',
+  '*.*.*.secretAccessKey',
   // The trace collector's headers (OTEL_EXPORTER_OTLP_HEADERS), which may carry its key.
   'exporterHeaders',
   '*.exporterHeaders',
