@@ -3,6 +3,7 @@ import {
   isSealed,
   SEALED_MARK,
   SealedSecretError,
+  type SecretPlace,
   type SecretSealer,
 } from '../lib/sealed-secret.js';
 import type { Db, Executor } from './pool.js';
@@ -25,6 +26,8 @@ export type StoredSecret<V extends string | Buffer = string | Buffer> = {
 export interface SecretColumn<V extends string | Buffer = string | Buffer> {
   /** `table.column`, bound with the row's id into each sealed value. */
   name: string;
+  /** The place of a row's value, when it opens as more than `{ column: name, row }`. */
+  place?: (row: string) => SecretPlace;
   /**
    * The rows whose value starts with `prefix` (`starting`) or does not; NULLs left out. A
    * jsonb value is read as its text (`#>> '{}'`), so a sealed one is its string; a bytea
@@ -91,24 +94,34 @@ export async function sealStoredSecrets(
     const pass = async (exec: Executor) => {
       const c: SealCounts = { sealed: 0, resealed: 0 };
       for (const column of columns) {
-        // With a key: what is not sealed under it. Without: what is sealed (must open, so
-        // throws).
+        // With a key: every value (those sealed under it must open too). Without: what is
+        // sealed (must open, so throws).
         const rows = await quietly(`reading ${column.name}`, () =>
-          prefix === null ? column.read(exec, SEALED_MARK, true) : column.read(exec, prefix, false),
+          prefix === null ? column.read(exec, SEALED_MARK, true) : column.read(exec, '', true),
         );
-        const changes: SecretChange[] = [];
+        const sealing: SecretChange[] = [];
+        const resealing: SecretChange[] = [];
         for (const r of rows) {
-          const value = sealer.reseal(r.value, { column: column.name, row: r.row });
+          const at = column.place?.(r.row) ?? { column: column.name, row: r.row };
+          const value = sealer.reseal(r.value, at);
           if (value === null) continue;
-          changes.push({ row: r.row, old: r.value, value });
-          if (isSealed(r.value)) c.resealed++;
-          else c.sealed++;
+          (isSealed(r.value) ? resealing : sealing).push({ row: r.row, old: r.value, value });
         }
-        if (!write) continue;
-        for (let i = 0; i < changes.length; i += CHUNK) {
-          await quietly(`sealing ${column.name}`, () =>
-            column.store(exec, changes.slice(i, i + CHUNK)),
-          );
+        if (!write) {
+          c.sealed += sealing.length;
+          c.resealed += resealing.length;
+          continue;
+        }
+        // Counted as written: a row changed since it was read (a rotation) is left as it is.
+        for (const [changes, count] of [
+          [sealing, 'sealed'],
+          [resealing, 'resealed'],
+        ] as const) {
+          for (let i = 0; i < changes.length; i += CHUNK) {
+            c[count] += await quietly(`sealing ${column.name}`, () =>
+              column.store(exec, changes.slice(i, i + CHUNK)),
+            );
+          }
         }
       }
       counts[table] = c;

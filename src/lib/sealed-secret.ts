@@ -25,6 +25,12 @@ const TAG_BYTES = 16;
 export interface SecretPlace {
   column: string;
   row: string;
+  /**
+   * Another place whose values this one also opens: a webhook's previous key copied there
+   * from its current key by a release before this one (which copied the stored value as it
+   * is, binding and all).
+   */
+  alsoAs?: { column: string; row: string };
 }
 
 /** What config.ts reads of SECRETS_KEY and SECRETS_KEY_PREVIOUS. */
@@ -55,8 +61,27 @@ interface Key {
   setting: 'SECRETS_KEY' | 'SECRETS_KEY_PREVIOUS';
 }
 
+/** The clear bytes of a sealed value's body under `key` bound to `at`; null when it does not open. */
+function openBody(key: Key, body: Buffer, at: { column: string; row: string }): Buffer | null {
+  if (body.length < NONCE_BYTES + TAG_BYTES) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key.aes, body.subarray(0, NONCE_BYTES), {
+      authTagLength: TAG_BYTES,
+    });
+    decipher.setAAD(aad(at));
+    decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
+    return Buffer.concat([
+      decipher.update(body.subarray(NONCE_BYTES, body.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+  } catch {
+    return null;
+  }
+}
+
 const where = (at: SecretPlace) => `${at.column} (row ${at.row})`;
-const aad = (at: SecretPlace) => Buffer.from(`ons sealed secret\0${at.column}\0${at.row}`, 'utf8');
+const aad = (at: { column: string; row: string }) =>
+  Buffer.from(`ons sealed secret\0${at.column}\0${at.row}`, 'utf8');
 
 /** Opened bytes values remembered at most (webhook keys: five per organization at most). */
 const OPENED_CACHE = 10_000;
@@ -166,13 +191,18 @@ export class SecretSealer {
    * What to store instead of `stored` at start (src/db/sealed-columns.ts): a clear value
    * sealed, or one sealed under a previous key sealed again under SECRETS_KEY; null when
    * there is nothing to change (sealed under SECRETS_KEY already, or clear with it unset).
-   * Throws (SealedSecretError) for a sealed value no key given opens.
+   * Throws (SealedSecretError) for a sealed value no key given opens, whatever its key.
    */
   reseal<T extends string | Buffer>(stored: T, at: SecretPlace): T | null {
     const value: string | Buffer = stored;
     const text = typeof value === 'string' ? value : value.toString('latin1');
     const prefix = this.prefix;
-    if (prefix !== null && text.startsWith(prefix)) return null;
+    // Sealed under SECRETS_KEY already: nothing to write, but it must open (a value changed or
+    // copied from elsewhere stops the start now, not a delivery or a sign-in later).
+    if (prefix !== null && text.startsWith(prefix)) {
+      this.open(text, at);
+      return null;
+    }
     const sealed = isSealed(text);
     if (!sealed && !this.current) return null;
     // A sealed value must open (the error names the setting), even when nothing is written.
@@ -206,22 +236,13 @@ export class SecretSealer {
     const key = this.keys.get(id);
     if (!key) throw new SealedSecretError(this.unknownKey(at, id));
     const body = Buffer.from(data, 'base64url');
-    try {
-      if (body.length < NONCE_BYTES + TAG_BYTES) throw new Error('too short');
-      const decipher = createDecipheriv('aes-256-gcm', key.aes, body.subarray(0, NONCE_BYTES), {
-        authTagLength: TAG_BYTES,
-      });
-      decipher.setAAD(aad(at));
-      decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-      return Buffer.concat([
-        decipher.update(body.subarray(NONCE_BYTES, body.length - TAG_BYTES)),
-        decipher.final(),
-      ]);
-    } catch {
+    const opened = openBody(key, body, at) ?? (at.alsoAs ? openBody(key, body, at.alsoAs) : null);
+    if (opened === null) {
       throw new SealedSecretError(
         `${where(at)} does not open under ${key.setting} (key id ${id}): the value was changed, or copied from another row or column`,
       );
     }
+    return opened;
   }
 
   private unknownKey(at: SecretPlace, id: string): string {

@@ -5,6 +5,7 @@ import { verifyWebhook } from '@ons/sdk';
 import type { Db } from '../../src/db/pool.js';
 import { sealStoredSecrets } from '../../src/db/sealed-columns.js';
 import { keyId, SecretSealer } from '../../src/lib/sealed-secret.js';
+import { newSigningKey, webhookSecrets } from '../../src/modules/webhooks/keys.js';
 import { SECRET_TABLES } from '../../src/stored-secrets.js';
 import { WebhookDeliveryWorker } from '../../src/workers/webhook-delivery.js';
 import { chainProblems } from '../helpers/batches.js';
@@ -389,5 +390,78 @@ describe('processes starting together', () => {
     expect(total).toBe(clear.length);
     const opened = await expectAllSealed(svc.container.db, idA, Buffer.from(A, 'hex'));
     expect(byPlace(opened)).toEqual(byPlace(clearOf(clear)));
+  });
+});
+
+describe('values sealed under SECRETS_KEY itself', () => {
+  it('must open at start: one copied from another row stops it, naming the place', async () => {
+    const svc = await start({ SECRETS_KEY: A });
+    const url = svc.config.databaseUrl!;
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const rules = [{ template_id: templateId }];
+    const one = await createWebhook(svc, signer, 'https://127.0.0.1:9/a', rules);
+    const two = await createWebhook(svc, signer, 'https://127.0.0.1:9/b', rules);
+    await stop(svc);
+    // Webhook two's key replaced by one's, as stored (sealed under A, bound to webhook one).
+    const admin = await start({ SECRETS_KEY: A, WEBHOOK_DELIVERY: 'false' }, url);
+    await admin.container.db.execute(sql`UPDATE webhooks SET signing_key =
+      (SELECT signing_key FROM webhooks WHERE id = ${one.id}) WHERE id = ${two.id}`);
+    await stop(admin);
+    const why = await refusal({ SECRETS_KEY: A }, url);
+    expect(why).toContain(`webhooks.signing_key (row ${two.id}) does not open`);
+  });
+
+  it("a previous key copied as stored from the current one (an older release's rotation) opens", async () => {
+    const svc = await start({ SECRETS_KEY: A });
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const r = await receiver();
+    const hook = await createWebhook(svc, signer, r.url, [{ template_id: templateId }]);
+    // What an older release's rotate-key did: the stored current key copied as it is.
+    const next = newSigningKey();
+    const sealer = new SecretSealer({ key: Buffer.from(A, 'hex'), previous: [] });
+    await svc.container.db.execute(sql`UPDATE webhooks SET
+        previous_signing_key = signing_key, previous_key_until = ${new Date(svc.clock.now().getTime() + 3_600_000)},
+        signing_key = ${sealer.sealBytes(next, { column: 'webhooks.signing_key', row: hook.id })}
+      WHERE id = ${hook.id}`);
+    // The start-up pass takes it, and a delivery carries both signatures.
+    const again = await start({ SECRETS_KEY: A }, svc.config.databaseUrl!);
+    await stop(svc);
+    await execute(again, signer, 'mint', { template_id: templateId }, 0);
+    await again.container.webhookWorker.runOnce();
+    expect(r.received).toHaveLength(1);
+    const got = r.received[0]!;
+    const now = { now: again.clock.now() };
+    expect(await verifyWebhook(got.headers, got.body, next.toString('hex'), now)).toMatchObject({
+      ok: true,
+    });
+    expect(await verifyWebhook(got.headers, got.body, hook.signing_key, now)).toMatchObject({
+      ok: true,
+    });
+  });
+});
+
+describe('the start-up pass and a rotation at once', () => {
+  it('never writes a value over a key rotated after it was read', async () => {
+    const svc = await start({});
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const hook = await createWebhook(svc, signer, 'https://127.0.0.1:9/hook', [
+      { template_id: templateId },
+    ]);
+    const sealer = new SecretSealer({ key: Buffer.from(A, 'hex'), previous: [] });
+    const column = webhookSecrets.columns[0]!;
+    // The pass reads the clear key and seals it…
+    const rows = await column.read(svc.container.db, '', true);
+    const changes = rows.map((r) => ({
+      row: r.row,
+      old: r.value,
+      value: sealer.reseal(r.value, { column: column.name, row: r.row })!,
+    }));
+    // …a rotation commits a new key…
+    const rotated = await call(svc, signer, 'POST', `/webhooks/${hook.id}/rotate-key`);
+    // …and the pass's write finds the row changed: it writes nothing.
+    expect(await column.store(svc.container.db, changes)).toBe(0);
+    const now = await stored(svc.container.db);
+    const current = now.find((v) => v.column === 'webhooks.signing_key' && v.row === hook.id)!;
+    expect(Buffer.from(current.value, 'latin1').toString('hex')).toBe(rotated.signing_key);
   });
 });

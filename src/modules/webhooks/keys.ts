@@ -1,5 +1,6 @@
 import type { SecretTable } from '../../db/sealed-columns.js';
-import type { SecretPlace } from '../../lib/sealed-secret.js';
+import { randomBytes } from 'node:crypto';
+import { isSealed, type SecretPlace } from '../../lib/sealed-secret.js';
 import { storedKeys, storeKeys, type KeyColumn } from './repo/webhooks.js';
 
 /**
@@ -12,13 +13,20 @@ export const signingKeyAt = (webhookId: string): SecretPlace => ({
   row: webhookId,
 });
 
+/**
+ * A previous key opens as its own place or as the webhook's current key's: a release before
+ * the current one rotated by copying the stored current key as it was (bound to
+ * `signing_key`), and a process of it may still run beside this one.
+ */
 export const previousKeyAt = (webhookId: string): SecretPlace => ({
   column: 'webhooks.previous_signing_key',
   row: webhookId,
+  alsoAs: { column: 'webhooks.signing_key', row: webhookId },
 });
 
 const column = (name: KeyColumn) => ({
   name: `webhooks.${name}`,
+  place: name === 'previous_signing_key' ? previousKeyAt : signingKeyAt,
   read: (exec: Parameters<typeof storedKeys>[0], prefix: string, starting: boolean) =>
     storedKeys(exec, name, prefix, starting),
   store: (exec: Parameters<typeof storeKeys>[0], changes: Parameters<typeof storeKeys>[2]) =>
@@ -30,3 +38,14 @@ export const webhookSecrets: SecretTable = {
   table: 'webhooks',
   columns: [column('signing_key'), column('previous_signing_key')],
 };
+
+/**
+ * A new signing key: 32 random bytes, drawn again in the one case in 2⁵⁶ that they begin with
+ * the sealed mark (`sealed:`), which a stored clear key must never do.
+ */
+export function newSigningKey(random: (n: number) => Buffer = randomBytes): Buffer {
+  for (;;) {
+    const key = random(32);
+    if (!isSealed(key)) return key;
+  }
+}

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretSealer } from '../../lib/sealed-secret.js';
@@ -9,7 +8,7 @@ import { requireOrg, requirePermission, type AuthContext } from '../../lib/permi
 import { getTemplateForAction } from '../templates/index.js';
 import type { AddressPolicy, HostResolver } from './http-client/address-policy.js';
 import { refusedUrl } from './http-client/url-check.js';
-import { previousKeyAt, signingKeyAt } from './keys.js';
+import { newSigningKey, previousKeyAt, signingKeyAt } from './keys.js';
 import { requireDeliveryReads } from './reach.js';
 import { failQueued } from './repo/deliveries.js';
 import * as repo from './repo/webhooks.js';
@@ -61,7 +60,7 @@ export class WebhookService {
     const orgId = requireOrg(auth);
     await this.checkUrl(input.url);
     const rules = await this.checkRules(orgId, input.rules);
-    const key = randomBytes(32);
+    const key = newSigningKey();
     const id = newId('webhook');
     const row = await this.deps.db.transaction(async (tx) => {
       if (!(await repo.lockOrganization(tx, orgId))) throw notFound('organization');
@@ -151,7 +150,7 @@ export class WebhookService {
   async rotateKey(auth: AuthContext, id: string): Promise<WebhookWithKey> {
     requirePermission(auth, 'webhooks.update');
     const orgId = requireOrg(auth);
-    const key = randomBytes(32);
+    const key = newSigningKey();
     const now = this.deps.clock.now();
     const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);
     const { secrets } = this.deps;
