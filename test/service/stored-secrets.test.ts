@@ -465,3 +465,29 @@ describe('the start-up pass and a rotation at once', () => {
     expect(Buffer.from(current.value, 'latin1').toString('hex')).toBe(rotated.signing_key);
   });
 });
+
+describe('a webhook key that does not open after the start', () => {
+  it("holds up that webhook's deliveries only, and says so", async () => {
+    const svc = await start({ SECRETS_KEY: A });
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const rules = [{ template_id: templateId }];
+    const [good, bad] = [await receiver(), await receiver()];
+    const keep = await createWebhook(svc, signer, good.url, rules);
+    const broken = await createWebhook(svc, signer, bad.url, rules);
+    // Written behind the service's back: the other webhook's key, bound to it.
+    await svc.container.db.execute(sql`UPDATE webhooks SET signing_key =
+      (SELECT signing_key FROM webhooks WHERE id = ${keep.id}) WHERE id = ${broken.id}`);
+    // The fast lane hands only the good delivery; the claim later skips the broken one.
+    await execute(svc, signer, 'mint', { template_id: templateId }, 0);
+    await svc.container.webhookWorker.runOnce();
+    svc.clock.advance(120_000);
+    await svc.container.webhookWorker.runOnce();
+    expect(good.received).toHaveLength(1);
+    expect(bad.received).toHaveLength(0);
+    const said = svc.logs.filter(
+      (l) => l.msg === 'a webhook signing key does not open: its delivery waits',
+    );
+    expect(said.map((l) => l.webhook_id)).toContain(broken.id);
+    expect(JSON.stringify(said)).not.toMatch(/sealed:v1:/);
+  });
+});

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
-import type { SecretSealer } from '../../lib/sealed-secret.js';
+import { SealedSecretError, type SecretSealer } from '../../lib/sealed-secret.js';
 import { tracing } from '../../lib/tracing.js';
 import type { DeliveryClient } from './http-client/delivery-client.js';
 import {
@@ -83,13 +83,25 @@ export class DeliveryRunner {
       limit,
       ...rooms,
     });
-    for (const d of claimed) {
-      d.signing_key = this.secrets.openKey(d.signing_key, signingKeyAt(d.webhook_id));
-      if (d.previous_key) {
-        d.previous_key = this.secrets.openKey(d.previous_key, previousKeyAt(d.webhook_id));
+    // A webhook whose key does not open holds up its own deliveries only (they stay leased
+    // and come due again); the start-up pass opened every key, so only a value written since
+    // by something else gets here.
+    return claimed.filter((d) => {
+      try {
+        d.signing_key = this.secrets.openKey(d.signing_key, signingKeyAt(d.webhook_id));
+        if (d.previous_key) {
+          d.previous_key = this.secrets.openKey(d.previous_key, previousKeyAt(d.webhook_id));
+        }
+        return true;
+      } catch (err) {
+        if (!(err instanceof SealedSecretError)) throw err;
+        this.logger.error(
+          { webhook_id: d.webhook_id, delivery_id: d.id, reason: err.message },
+          'a webhook signing key does not open: its delivery waits',
+        );
+        return false;
       }
-    }
-    return claimed;
+    });
   }
 
   /** Handed deliveries (handoff.ts) as claimed ones: first attempts of live webhooks. */

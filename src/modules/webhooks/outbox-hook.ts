@@ -1,5 +1,5 @@
 import { newId } from '../../lib/ids.js';
-import type { SecretSealer } from '../../lib/sealed-secret.js';
+import { SealedSecretError, type SecretSealer } from '../../lib/sealed-secret.js';
 import { tracing } from '../../lib/tracing.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { ApplyHooks, HookStatement } from '../ebus/index.js';
@@ -75,24 +75,26 @@ export function webhookOutboxHook(handoff: DeliveryHandoff, secrets: SecretSeale
           readBack: handedRows,
           committed(rows) {
             handoff.hand(
-              (rows as HandedRow[]).map((r): HandedDelivery => {
+              (rows as HandedRow[]).flatMap((r): HandedDelivery[] => {
                 const { action, row } = byId.get(r.action_id)!;
-                return {
-                  id: r.id,
-                  webhook_id: r.webhook_id,
-                  organization_id: action.organizationId,
-                  claim_id: claimId,
-                  // The text outbox.ts wrote, with the batch the action joined.
-                  event: `{"action":${row.ea},"batch_id":${JSON.stringify(action.log.batch_id)}},"object":${row.eo}}`,
-                  created_at: new Date(action.log.when_created),
-                  url: r.url,
-                  signing_key: secrets.openKeyHex(r.signing_key, signingKeyAt(r.webhook_id)),
-                  previous_key:
-                    r.previous_key === null
-                      ? null
-                      : secrets.openKeyHex(r.previous_key, previousKeyAt(r.webhook_id)),
-                  trace_parent: row.tp ?? null,
-                };
+                const keys = openKeys(secrets, r);
+                // A key that does not open: not handed; its delivery comes due when its lease
+                // ends, and the claim says why (delivery-runner.ts).
+                if (keys === null) return [];
+                return [
+                  {
+                    id: r.id,
+                    webhook_id: r.webhook_id,
+                    organization_id: action.organizationId,
+                    claim_id: claimId,
+                    // The text outbox.ts wrote, with the batch the action joined.
+                    event: `{"action":${row.ea},"batch_id":${JSON.stringify(action.log.batch_id)}},"object":${row.eo}}`,
+                    created_at: new Date(action.log.when_created),
+                    url: r.url,
+                    ...keys,
+                    trace_parent: row.tp ?? null,
+                  },
+                ];
               }),
             );
           },
@@ -100,6 +102,25 @@ export function webhookOutboxHook(handoff: DeliveryHandoff, secrets: SecretSeale
       ];
     },
   };
+}
+
+/** A handed row's keys opened (each remembered once opened); null when one does not open. */
+function openKeys(
+  secrets: SecretSealer,
+  r: Pick<HandedRow, 'webhook_id' | 'signing_key' | 'previous_key'>,
+): { signing_key: Buffer; previous_key: Buffer | null } | null {
+  try {
+    return {
+      signing_key: secrets.openKeyHex(r.signing_key, signingKeyAt(r.webhook_id)),
+      previous_key:
+        r.previous_key === null
+          ? null
+          : secrets.openKeyHex(r.previous_key, previousKeyAt(r.webhook_id)),
+    };
+  } catch (err) {
+    if (err instanceof SealedSecretError) return null;
+    throw err;
+  }
 }
 
 /** How long whether an organization has active webhooks is remembered (the guard decides). */
