@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.js';
 import { SecretSealer } from '../../lib/sealed-secret.js';
 import { DeliveryLogService } from './delivery-log.js';
 import { DeliveryRunner } from './delivery-runner.js';
-import { type HostResolver } from './http-client/address-policy.js';
+import type { HostResolver } from './http-client/address-policy.js';
 import { dnsResolver } from './http-client/dns-resolver.js';
 import { DeliveryClient } from './http-client/delivery-client.js';
 import { gatedResolver } from './http-client/lookup-gate.js';
