@@ -543,6 +543,43 @@ describe('a policy is a grant: bounded by the caller', () => {
     const lift = await call('DELETE', `/policies/${onManager.id}`, manager.headers);
     expect(lift.statusCode).toBe(403);
   });
+
+  it("a key's policy is bounded by what the key lists, not by what its demoted creator leaves it", async () => {
+    const w = await world();
+    const adminA = await createMember(svc, { orgId: w.orgId, role: 'admin' });
+    const adminB = await createMember(svc, { orgId: w.orgId, role: 'admin' });
+    const member = permissionsOfRole('member');
+    const adminOnly = [...permissionsOfRole('admin')].filter((p) => !member.has(p)).slice(0, 2);
+    expect(adminOnly.length).toBe(2);
+    const key = await createApiKey(svc, adminA, ['objects.read', ...adminOnly] as Permission[]);
+    const cap = await createPolicy(adminB, {
+      target_type: 'api_key',
+      target_id: key.id,
+      max_fee_wei: '1',
+    });
+    // The key's creator is demoted: the key now acts with less, but still lists the rest,
+    // and gets it back if its creator is promoted again.
+    await svc.container.db.execute(
+      sql`UPDATE members SET role = 'member' WHERE id = ${adminA.memberId}`,
+    );
+    const manager = await createApiKey(svc, w.owner, [
+      'policies.delete',
+      'policies.update',
+      'objects.read',
+    ] as Permission[]);
+    for (const [method, body] of [
+      ['DELETE', undefined],
+      ['PUT', { name: 'p', max_fee_wei: '100' }],
+    ] as const) {
+      const lift = await call(method, `/policies/${cap.id}`, manager.headers, body);
+      expect(lift.statusCode, `${method} ${lift.body}`).toBe(403);
+      const err = lift.json<{ code: number; details: { missing_permissions: string[] } }>();
+      expect(err.code).toBe(7);
+      expect(err.details.missing_permissions).toEqual(expect.arrayContaining(adminOnly));
+    }
+    const byAdmin = await call('DELETE', `/policies/${cap.id}`, adminB.headers);
+    expect(byAdmin.statusCode, byAdmin.body).toBe(200);
+  });
 });
 
 describe('what a policy does to actions', () => {

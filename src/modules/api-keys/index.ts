@@ -4,5 +4,5 @@
  * and revoking every key a wallet created (the hand-over of a wallet to its address's owner,
  * auth/hand-over.ts).
  */
-export { liveKeyPermissions } from './verifier.js';
+export { listedKeyPermissions, liveKeyPermissions } from './verifier.js';
 export { revokeKeysCreatedBy } from './service.js';

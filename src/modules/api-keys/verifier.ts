@@ -61,6 +61,22 @@ export async function liveKeyPermissions(
 }
 
 /**
+ * Everything a live key of `orgId` lists, whether or not its creator's role holds it now: the
+ * most it can act with (its creator promoted again gives the rest back). A limit on the key
+ * is bounded by this (docs/policies.md), so a demotion does not let a weaker caller lift it.
+ * Null when it is deleted, expired or not of `orgId`.
+ */
+export async function listedKeyPermissions(
+  exec: Executor,
+  orgId: string,
+  keyId: string,
+  now: Date,
+): Promise<ReadonlySet<Permission> | null> {
+  const row = await findLiveKeyInOrg(exec, orgId, keyId, now);
+  return row ? new Set(row.permissions.filter(isPermission)) : null;
+}
+
+/**
  * The `x-api-key` verifier (src/http/auth.ts). A key seen in the last KEY_CACHE_MS is
  * answered from memory; otherwise format and checksum first (no lookup for a malformed
  * key), then SHA-256 → database lookup. Expiry is compared with the clock on every

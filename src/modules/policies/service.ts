@@ -4,7 +4,7 @@ import { AppError, Code, forbidden, invalid, notFound } from '../../lib/errors.j
 import { missingForGrant, granterOf, type Granted } from '../../lib/grants.js';
 import { isId } from '../../lib/ids.js';
 import { isRole, requireOrg, type AuthContext, type Permission } from '../../lib/permissions.js';
-import { liveKeyPermissions } from '../api-keys/index.js';
+import { listedKeyPermissions } from '../api-keys/index.js';
 import { activeRoleOf } from '../members/index.js';
 import { bumpPolicyVersion } from '../organizations/index.js';
 import {
@@ -180,7 +180,7 @@ export class PolicyService {
       granted = { role };
       what = `a ${role}'s wallet`;
     } else if (targetType === 'api_key') {
-      const perms = await liveKeyPermissions(tx, orgId, targetId!, this.clock.now());
+      const perms = await listedKeyPermissions(tx, orgId, targetId!, this.clock.now());
       if (perms === null && opts.removing) return;
       if (perms === null) throw notFound('api key');
       if (auth.apiKeyId === targetId) {
