@@ -435,3 +435,42 @@ describe('SECRETS_KEY', () => {
     expect(out).toContain('[Redacted]');
   });
 });
+
+describe('every secret the config holds', () => {
+  // Each variable that carries a secret, with a value whose secret part is a marker: logged as
+  // the whole config, nested in another object, or as any of its parts under its own name,
+  // the marker never reaches a line.
+  const secrets: [string, string, string][] = [
+    ['DATABASE_URL', 'postgres://ons:marker-database@db.example.test:5432/ons', 'marker-database'],
+    ['REDIS_URL', 'redis://:marker-redis@redis.example.test:6379', 'marker-redis'],
+    ['SMTP_URL', 'smtp://mailer:marker-smtp@smtp.example.test:587', 'marker-smtp'],
+    ['LOG_SIGNING_KEY', 'd4'.repeat(32), 'd4'.repeat(32)],
+    ['SECRETS_KEY', 'e5'.repeat(32), 'e5'.repeat(32)],
+    ['SECRETS_KEY_PREVIOUS', 'f6'.repeat(32), 'f6'.repeat(32)],
+    ['ANCHOR_PRIVATE_KEY', `0x${'a7'.repeat(32)}`, 'a7'.repeat(32)],
+    ['ANCHOR_RPC_URL', 'https://rpc.example.test/v2/marker-rpc', 'marker-rpc'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'authorization=marker-otel', 'marker-otel'],
+    ['S3_SECRET_ACCESS_KEY', 'marker-s3', 'marker-s3'],
+  ];
+  const env: Record<string, string> = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example.test',
+    S3_ENDPOINT: 'https://s3.example.test',
+    ...Object.fromEntries(secrets.map(([name, value]) => [name, value])),
+  };
+  const config = loadConfig(env);
+  let out = '';
+  const logger = createLogger('info', { write: (s: string) => void (out += s) });
+  logger.info(config, 'config at the top');
+  logger.info({ config }, 'config nested');
+  for (const [name, part] of Object.entries(config)) {
+    if (part !== null && typeof part === 'object') {
+      logger.info({ [name]: part }, `${name} under its name`);
+      logger.info({ config: { [name]: part } }, `${name} nested deeper`);
+    }
+  }
+
+  it.each(secrets)('%s never reaches a log line', (_name, _value, marker) => {
+    expect(out).toContain('config at the top');
+    expect(out).not.toContain(marker);
+  });
+});

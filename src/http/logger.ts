@@ -56,6 +56,13 @@ export const REDACT_PATHS = [
   'exporterHeaders',
   '*.exporterHeaders',
   '*.*.exporterHeaders',
+  // DATABASE_URL, REDIS_URL and SMTP_URL, which carry their servers' passwords.
+  'databaseUrl',
+  '*.databaseUrl',
+  'redisUrl',
+  '*.redisUrl',
+  'smtp.url',
+  '*.smtp.url',
 ];
 
 /**
