@@ -308,4 +308,21 @@ describe('a first request still running', () => {
     await b.release(k, 'h');
     expect(await a.begin(k, 'h')).toEqual({ kind: 'run' });
   });
+
+  it('a slow first request of a live process is not taken over: its process marks it running', async () => {
+    const opts = { waitMs: 200, staleMs: 400 };
+    const a = new IdempotencyService(svc.container.db, svc.clock, opts);
+    const b = new IdempotencyService(svc.container.db, svc.clock, opts);
+    const k = id();
+    expect(await a.begin(k, 'h')).toEqual({ kind: 'run' });
+    // Long past `staleMs` by the clock, while `a` still runs it and marks it every 100 ms.
+    svc.clock.advance(10 * 60 * 1000);
+    await new Promise((r) => setTimeout(r, 300));
+    await expect(b.begin(k, 'h')).rejects.toMatchObject({ code: 10 });
+    await a.complete(k, 'h', { status: 201, headers: {}, body: '{"once":true}' });
+    expect(await b.begin(k, 'h')).toEqual({
+      kind: 'replay',
+      answer: { status: 201, headers: {}, body: '{"once":true}' },
+    });
+  });
 });

@@ -70,6 +70,19 @@ export async function completeKey(
       AND request_hash = ${requestHash} AND status IS NULL`);
 }
 
+/** Marks the first request as still running (while it still holds the key, unanswered). */
+export async function touchKey(
+  exec: Executor,
+  id: KeyId,
+  requestHash: string,
+  now: Date,
+): Promise<void> {
+  await exec.execute(sql`
+    UPDATE idempotency_keys SET locked_at = ${now}
+    WHERE scope = ${id.scope} AND route = ${id.route} AND key = ${id.key}
+      AND request_hash = ${requestHash} AND status IS NULL`);
+}
+
 /** Gives a key back: the first request's answer is not kept, so a retry runs again. */
 export async function releaseKey(exec: Executor, id: KeyId, requestHash: string): Promise<void> {
   await exec.execute(sql`

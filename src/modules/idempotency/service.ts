@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, invalid } from '../../lib/errors.js';
-import { claimKey, completeKey, findKey, releaseKey, type KeyId } from './repo.js';
+import { claimKey, completeKey, findKey, releaseKey, touchKey, type KeyId } from './repo.js';
 import { open, seal, storedId } from './sealing.js';
 
 export type { KeyId } from './repo.js';
@@ -20,8 +20,13 @@ export interface IdempotencyOptions {
   ttlMs: number;
   /** How long a retry waits for a first request still running before 409 code 10. */
   waitMs: number;
-  /** A first request without an answer after this long is taken over (its process died). */
+  /**
+   * A first request without an answer that has not been marked running for this long is taken
+   * over (its process died): a process marks its running first requests every `staleMs / 4`.
+   */
   staleMs: number;
+  /** How long a process marks one first request running at most (then it may be taken over). */
+  holdMs: number;
   /** How often a retry waiting on a first request of another process looks again. */
   pollMs: number;
 }
@@ -30,6 +35,7 @@ export const IDEMPOTENCY_DEFAULTS: IdempotencyOptions = {
   ttlMs: 24 * 60 * 60 * 1000,
   waitMs: 10_000,
   staleMs: 2 * 60 * 1000,
+  holdMs: 15 * 60 * 1000,
   pollMs: 50,
 };
 
@@ -56,7 +62,10 @@ const idText = (id: KeyId) => `${id.scope}\n${id.route}\n${id.key}`;
  * process shares them; a first request of this process is also awaited in memory.
  */
 export class IdempotencyService {
-  private readonly running = new Map<string, { done: Promise<void>; finish: () => void }>();
+  private readonly running = new Map<
+    string,
+    { done: Promise<void>; finish: () => void; beat: NodeJS.Timeout }
+  >();
   private readonly opts: IdempotencyOptions;
 
   constructor(
@@ -84,7 +93,7 @@ export class IdempotencyService {
       if (taken) {
         let finish = () => {};
         const done = new Promise<void>((resolve) => (finish = resolve));
-        this.running.set(idText(id), { done, finish });
+        this.running.set(idText(id), { done, finish, beat: this.heartbeat(id, requestHash) });
         return { kind: 'run' };
       }
       const row = await findKey(this.db, stored, now);
@@ -134,8 +143,34 @@ export class IdempotencyService {
 
   private settle(id: KeyId): void {
     const k = idText(id);
-    this.running.get(k)?.finish();
+    const run = this.running.get(k);
+    if (run) {
+      clearInterval(run.beat);
+      run.finish();
+    }
     this.running.delete(k);
+  }
+
+  /**
+   * Marks a first request of this process running every `staleMs / 4` until it ends (or for
+   * `holdMs` at most), so that a retry takes its key over only when its process is gone, not
+   * while it is slow. A mark that fails is tried again at the next beat.
+   */
+  private heartbeat(id: KeyId, requestHash: string): NodeJS.Timeout {
+    const stored = storedId(id);
+    const until = Date.now() + this.opts.holdMs;
+    const beat = setInterval(
+      () => {
+        if (Date.now() > until) {
+          clearInterval(beat);
+          return;
+        }
+        touchKey(this.db, stored, requestHash, this.clock.now()).catch(() => undefined);
+      },
+      Math.max(10, Math.floor(this.opts.staleMs / 4)),
+    );
+    beat.unref();
+    return beat;
   }
 
   /**
