@@ -3,6 +3,7 @@ import {
   AppError,
   Code,
   invalid,
+  secretUnavailable,
   unavailable,
   type ErrorCode,
   type FieldIssue,
@@ -10,6 +11,7 @@ import {
 import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
 import { isDatabaseUnavailable } from '../lib/pg-errors.js';
 import { linkUrlReason } from '../lib/link-url.js';
+import { SealedSecretError } from '../lib/sealed-secret.js';
 
 /** gRPC code → HTTP status, in one place (docs/api.md, "Answers and errors"). */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -128,6 +130,8 @@ function fromFastify(err: FastifyError): AppError | null {
 
 export function toAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
+  // Never a 500: nothing is wrong with the request or the code, the process lacks a key.
+  if (err instanceof SealedSecretError) return secretUnavailable();
   const fe = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(fe.validation)) return validationError(fe.validation, fe.validationContext);
   // A client's own broken connection carries a statusCode (Fastify sets 400) and stays a 400.
@@ -151,9 +155,14 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
     return reply.status(500).send({ code: Code.INTERNAL, message: 'internal error' });
   }
   const status = app.httpStatus ?? HTTP_STATUS[app.code];
-  // An outage of the database is no defect of the service: a warning, not an error.
-  if (status === 503) req.log.warn({ err }, 'dependency unavailable');
-  else if (status >= 500) req.log.error({ err }, 'server error');
+  if (err instanceof SealedSecretError) {
+    // The operator's to fix: the message names the place, the key id and the setting, never
+    // a secret.
+    req.log.error({ reason: err.message }, 'a stored secret does not open in this process');
+  } else if (status === 503) {
+    // An outage of the database is no defect of the service: a warning, not an error.
+    req.log.warn({ err }, 'dependency unavailable');
+  } else if (status >= 500) req.log.error({ err }, 'server error');
   if (app.code === Code.RESOURCE_EXHAUSTED || app.code === Code.UNAVAILABLE) {
     const retry = app.details?.retry_after_seconds;
     if (typeof retry === 'number') void reply.header('retry-after', String(Math.ceil(retry)));

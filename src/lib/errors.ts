@@ -51,3 +51,15 @@ export const unavailable = (retryAfterSeconds = 5) =>
   new AppError(Code.UNAVAILABLE, 'service temporarily unavailable; retry later', {
     retry_after_seconds: retryAfterSeconds,
   });
+/**
+ * A stored secret the request needs is sealed, and this process cannot open it: sealed after
+ * its start by a process with SECRETS_KEY, or under a key it was not given (docs/self-hosting.md,
+ * "Secrets at rest"). Its operator must restart it with the key; a process that has it serves
+ * the request meanwhile.
+ */
+export const secretUnavailable = () =>
+  new AppError(
+    Code.UNAVAILABLE,
+    'a stored secret this request needs is sealed under a key this server process cannot open (its operator must restart it with SECRETS_KEY); retry later',
+    { retry_after_seconds: 60 },
+  );
