@@ -7,6 +7,7 @@ import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
 import { startTracing, stopTracing } from './lib/tracing.js';
 import { createService } from './server.js';
+import { checkStoredSecrets } from './stored-secrets.js';
 import { createWorkerService, type RunningService } from './worker-service.js';
 
 /**
@@ -78,6 +79,14 @@ async function primary(config: Config, logger: Logger) {
   );
   if (opened.embedded) logger.info({ port: opened.embedded.port }, 'embedded PostgreSQL started');
   logger.info({ applied: opened.applied }, 'migrations up to date');
+  // Before any process is forked: a sealed secret these keys cannot open stops the start here,
+  // once, instead of every forked process dying at its start and being replaced, forever.
+  try {
+    await checkStoredSecrets(opened.database.db, config);
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
   const env = { DATABASE_URL: opened.database.url };
   // The primary needs no pool of its own: the processes open theirs.
   await opened.database.close();
