@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isSealed, keyId, SealedSecretError, SecretSealer } from './sealed-secret.js';
+import { isSealed, keyId, OPENED_CACHE, SealedSecretError, SecretSealer } from './sealed-secret.js';
 
 const A = randomBytes(32);
 const B = randomBytes(32);
@@ -137,5 +137,45 @@ describe('a sealed secret', () => {
     const first = s.openKeyHex(hex, place);
     expect(s.openKeyHex(hex, place)).toBe(first);
     expect(s.openKey(Buffer.from(hex, 'hex'), place)).toBe(first);
+  });
+
+  it(`remembers ${OPENED_CACHE} opened keys at most, forgetting the one opened first`, () => {
+    const s = sealer(A);
+    const places = Array.from({ length: OPENED_CACHE + 1 }, (_, i) => ({
+      column: 'webhooks.signing_key',
+      row: `whk_${i}`,
+    }));
+    const hexes = places.map((p) => s.sealBytes(randomBytes(32), p).toString('hex'));
+    const opened = hexes.map((hex, i) => s.openKeyHex(hex, places[i]!));
+    // The last one opened pushed the first out; the others are still remembered.
+    expect(s.openKeyHex(hexes[1]!, places[1]!)).toBe(opened[1]);
+    expect(s.openKeyHex(hexes[OPENED_CACHE]!, places[OPENED_CACHE]!)).toBe(opened[OPENED_CACHE]);
+    const again = s.openKeyHex(hexes[0]!, places[0]!);
+    expect(again).not.toBe(opened[0]);
+    expect(again.equals(opened[0]!)).toBe(true);
+    // Opened again, the first one pushes out the oldest left (a hit does not refresh it).
+    expect(s.openKeyHex(hexes[1]!, places[1]!)).not.toBe(opened[1]);
+    expect(s.openKeyHex(hexes[2]!, places[2]!)).not.toBe(opened[2]);
+    expect(s.openKeyHex(hexes[OPENED_CACHE]!, places[OPENED_CACHE]!)).toBe(opened[OPENED_CACHE]);
+  });
+
+  it('forgets the keys opened for the places it is given, and only those', () => {
+    const s = sealer(A);
+    const current = { column: 'webhooks.signing_key', row: 'whk_1' };
+    const previous = { column: 'webhooks.previous_signing_key', row: 'whk_1' };
+    const other = { column: 'webhooks.signing_key', row: 'whk_2' };
+    const hexes = [current, previous, other].map((p) =>
+      s.sealBytes(randomBytes(32), p).toString('hex'),
+    );
+    const [c, p, o] = [
+      s.openKeyHex(hexes[0]!, current),
+      s.openKeyHex(hexes[1]!, previous),
+      s.openKeyHex(hexes[2]!, other),
+    ];
+    s.forget(current, previous);
+    expect(s.openKeyHex(hexes[2]!, other)).toBe(o);
+    expect(s.openKeyHex(hexes[0]!, current)).not.toBe(c);
+    expect(s.openKeyHex(hexes[1]!, previous)).not.toBe(p);
+    expect(s.openKeyHex(hexes[0]!, current).equals(c)).toBe(true);
   });
 });

@@ -83,8 +83,11 @@ const where = (at: SecretPlace) => `${at.column} (row ${at.row})`;
 const aad = (at: { column: string; row: string }) =>
   Buffer.from(`ons sealed secret\0${at.column}\0${at.row}`, 'utf8');
 
-/** Opened bytes values remembered at most (webhook keys: five per organization at most). */
-const OPENED_CACHE = 10_000;
+/**
+ * Opened bytes values remembered at most (webhook keys: five per organization at most); past
+ * it, the one opened first is forgotten.
+ */
+export const OPENED_CACHE = 10_000;
 
 /**
  * Seals and opens stored secrets under SECRETS_KEY; opens with SECRETS_KEY_PREVIOUS too.
@@ -180,6 +183,17 @@ export class SecretSealer {
     }
     this.opened.set(hex, { column: at.column, row: at.row, plain });
     return plain;
+  }
+
+  /**
+   * Forgets the values opened for these places (a webhook's keys once rotated or deleted), so
+   * that keys no longer stored do not stay in memory until the cap pushes them out. Runs over
+   * the memory once: for rare changes, not for each use.
+   */
+  forget(...places: readonly SecretPlace[]): void {
+    for (const [hex, v] of this.opened) {
+      if (places.some((p) => p.column === v.column && p.row === v.row)) this.opened.delete(hex);
+    }
   }
 
   /** A bytea key as read from its column, through the same memory as {@link openKeyHex}. */

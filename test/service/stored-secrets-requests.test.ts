@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keyId } from '../../src/lib/sealed-secret.js';
+import { previousKeyAt, signingKeyAt } from '../../src/modules/webhooks/keys.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { stored } from '../helpers/stored-secrets.js';
-import { createWebhook, headersNow, signerWithTemplate } from '../helpers/webhooks.js';
+import { call, createWebhook, headersNow, signerWithTemplate } from '../helpers/webhooks.js';
 
 /**
- * A request that needs a stored secret this process cannot open: one sealed after the process
- * started, by another process with SECRETS_KEY (or under a key this one was not given). The
- * start-up pass refuses such values at start (test/service/stored-secrets.test.ts); here the
- * process is already serving (docs/self-hosting.md, "Secrets at rest").
+ * Requests that meet stored secrets in a serving process (docs/self-hosting.md, "Secrets at
+ * rest"): one sealed after the process started, by another process with SECRETS_KEY (or under
+ * a key this one was not given), which the start-up pass could not refuse
+ * (test/service/stored-secrets.test.ts); and a webhook's opened keys, forgotten once rotated
+ * or deleted.
  */
 const A = randomBytes(32).toString('hex');
 const idA = keyId(Buffer.from(A, 'hex'));
@@ -84,5 +86,41 @@ describe('a process without SECRETS_KEY, after another sealed the secrets', () =
       headers: await headersNow(sealing, signer),
     });
     expect(ok.statusCode, ok.body).toBe(200);
+  });
+});
+
+describe("a webhook's opened keys", () => {
+  it('are forgotten by the process that rotates the key or deletes the webhook', async () => {
+    const svc = await start({ SECRETS_KEY: A });
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const hook = await createWebhook(svc, signer, 'https://127.0.0.1:9/hook', [
+      { template_id: templateId },
+    ]);
+    const secrets = svc.container.webhooks.secrets;
+    /** Each key column's stored value (hex) and what the process answers for it now. */
+    const keysNow = async () =>
+      (await stored(svc.container.db))
+        .filter((v) => v.row === hook.id)
+        .map((v) => {
+          const at =
+            v.column === 'webhooks.signing_key' ? signingKeyAt(hook.id) : previousKeyAt(hook.id);
+          const hex = Buffer.from(v.value, 'latin1').toString('hex');
+          return { hex, at, opened: secrets.openKeyHex(hex, at) };
+        });
+    /** Whether each of `keys` is still remembered: the same bytes object answered again. */
+    const remembered = (keys: Awaited<ReturnType<typeof keysNow>>) =>
+      keys.map((k) => secrets.openKeyHex(k.hex, k.at) === k.opened);
+
+    const created = await keysNow();
+    expect(created).toHaveLength(1);
+    expect(remembered(created)).toEqual([true]);
+    await call(svc, signer, 'POST', `/webhooks/${hook.id}/rotate-key`);
+    expect(remembered(created)).toEqual([false]);
+
+    const rotated = await keysNow();
+    expect(rotated).toHaveLength(2);
+    expect(remembered(rotated)).toEqual([true, true]);
+    await call(svc, signer, 'DELETE', `/webhooks/${hook.id}`);
+    expect(remembered(rotated)).toEqual([false, false]);
   });
 });

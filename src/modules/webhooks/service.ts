@@ -131,7 +131,7 @@ export class WebhookService {
     });
   }
 
-  /** Deletes a webhook: no more deliveries, its queued ones `failed`. */
+  /** Deletes a webhook: no more deliveries, its queued ones `failed`, its keys forgotten. */
   async delete(auth: AuthContext, id: string): Promise<void> {
     requirePermission(auth, 'webhooks.delete');
     const orgId = requireOrg(auth);
@@ -140,6 +140,7 @@ export class WebhookService {
       if (!(await repo.deleteWebhook(tx, orgId, id, now))) throw notFound('webhook');
       await failQueued(tx, [id], now);
     });
+    this.forgetKeys(id);
   }
 
   /**
@@ -167,7 +168,17 @@ export class WebhookService {
       return repo.rotateKey(tx, orgId, id, keys, until, now);
     });
     if (!row) throw notFound('webhook');
+    this.forgetKeys(id);
     return { ...toWebhook(row), signing_key: key.toString('hex') };
+  }
+
+  /**
+   * Once a webhook's keys are no longer stored as they were (rotated, deleted), this process
+   * forgets the ones it opened (src/lib/sealed-secret.ts); other processes keep theirs until
+   * their memory's cap pushes them out, never using them (each is found by its stored form).
+   */
+  private forgetKeys(id: string): void {
+    this.deps.secrets.forget(signingKeyAt(id), previousKeyAt(id));
   }
 
   private async checkUrl(url: string): Promise<void> {

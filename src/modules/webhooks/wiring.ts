@@ -24,6 +24,8 @@ export interface Webhooks {
   hook: ApplyHooks;
   /** Where this process's delivery worker takes the deliveries its groups wrote. */
   handoff: DeliveryHandoff;
+  /** Opens the webhooks' stored keys, remembering them, for all of the above. */
+  secrets: SecretSealer;
 }
 
 export interface WebhooksWiring {
@@ -71,5 +73,6 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
     client,
     hook: webhookOutboxHook(handoff, secrets),
     handoff,
+    secrets,
   };
 }
