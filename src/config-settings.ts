@@ -1,4 +1,5 @@
 import { ConfigError, int, list, optional, str, type Env } from './config-env.js';
+import { keyId } from './lib/sealed-secret.js';
 
 /**
  * The settings of src/config.ts that take more than one variable or more than a type check:
@@ -118,7 +119,34 @@ export function secretsKeys(env: Env): { key: Buffer | null; previous: Buffer[] 
     }
     return bytes;
   });
+  if (key !== null) distinctKeyIds(key, previous);
   return { key, previous };
+}
+
+/**
+ * A sealed value names its key by its id (src/lib/sealed-secret.ts, keyId), so no two keys
+ * given may share one: the same key twice (whatever its spelling), or two keys whose ids
+ * collide, which could not be told apart.
+ */
+function distinctKeyIds(key: Buffer, previous: readonly Buffer[]): void {
+  const seen = new Map<string, { name: string; bytes: Buffer }>();
+  const all = [
+    { name: 'SECRETS_KEY', bytes: key },
+    ...previous.map((bytes, i) => ({ name: `key ${i + 1} of SECRETS_KEY_PREVIOUS`, bytes })),
+  ];
+  for (const k of all) {
+    const id = keyId(k.bytes);
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, k);
+      continue;
+    }
+    throw new ConfigError(
+      first.bytes.equals(k.bytes)
+        ? `${k.name} is the same key as ${first.name} (key id ${id}): give each key once; SECRETS_KEY_PREVIOUS lists only older keys (values not shown)`
+        : `${first.name} and ${k.name} are two keys with the same key id ${id}, which names the key a value is sealed under, so they cannot be told apart: drop one (values not shown)`,
+    );
+  }
 }
 
 /** LOG_ORIGIN, else PUBLIC_URL without its scheme (e.g. `localhost:8080`). */

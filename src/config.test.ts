@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { createLogger } from './http/logger.js';
+import { keyId } from './lib/sealed-secret.js';
 
 describe('config', () => {
   it('has working defaults for a fresh machine', () => {
@@ -385,14 +386,15 @@ describe('SECRETS_KEY', () => {
   });
 
   it('takes 32 bytes as 64 hex digits or base64url, and older keys in SECRETS_KEY_PREVIOUS', () => {
+    const c64 = Buffer.from('c3'.repeat(32), 'hex').toString('base64url');
     const c = loadConfig({
       SECRETS_KEY: hex.toUpperCase(),
-      SECRETS_KEY_PREVIOUS: `${b64}, ${b64}=`,
+      SECRETS_KEY_PREVIOUS: `${b64}, ${c64}=`,
     });
     expect(c.secrets.key?.toString('hex')).toBe(hex);
     expect(c.secrets.previous.map((k) => k.toString('hex'))).toEqual([
       'b2'.repeat(32),
-      'b2'.repeat(32),
+      'c3'.repeat(32),
     ]);
     expect(loadConfig({ SECRETS_KEY: b64 }).secrets.key?.toString('hex')).toBe('b2'.repeat(32));
   });
@@ -418,6 +420,36 @@ describe('SECRETS_KEY', () => {
     expect(refused({ SECRETS_KEY_PREVIOUS: b64 })).toMatch(
       /SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not/,
     );
+  });
+
+  it('refuses two keys with one key id: one key given twice, or two whose ids collide', () => {
+    const id = (k: string) => keyId(Buffer.from(k, 'hex'));
+    // The same key as SECRETS_KEY, spelled in base64url.
+    const again = Buffer.from(hex, 'hex').toString('base64url');
+    const twice = refused({ SECRETS_KEY: hex, SECRETS_KEY_PREVIOUS: `${b64},${again}` });
+    expect(twice).toMatch(
+      new RegExp(
+        `^key 2 of SECRETS_KEY_PREVIOUS is the same key as SECRETS_KEY \\(key id ${id(hex)}\\)`,
+      ),
+    );
+    expect(refused({ SECRETS_KEY: hex, SECRETS_KEY_PREVIOUS: `${b64},${b64}` })).toMatch(
+      /^key 2 of SECRETS_KEY_PREVIOUS is the same key as key 1 of SECRETS_KEY_PREVIOUS/,
+    );
+    // Two keys whose ids collide (SHA-256 of 'ons key id collision 72951' and '… 90725', found
+    // by a birthday search over 32-bit ids).
+    const x = 'db0dbe03a92b3e700c9efa2de392254040bcd43d3598cf5306e5c8cf1070a62c';
+    const y = '30f42350797f307ef1177e36d8a5fbd34e13baf28f2fb2796ad3df0ba6bae387';
+    expect(id(x)).toBe(id(y));
+    const collide = refused({ SECRETS_KEY: x, SECRETS_KEY_PREVIOUS: `${b64},${y}` });
+    expect(collide).toMatch(
+      new RegExp(
+        `^SECRETS_KEY and key 2 of SECRETS_KEY_PREVIOUS are two keys with the same key id ${id(x)}`,
+      ),
+    );
+    for (const message of [twice, collide]) {
+      for (const value of [hex, again, b64, x, y])
+        expect(message).not.toContain(value.slice(0, 16));
+    }
   });
 
   it('never reaches a log line, wherever the config is logged', () => {
