@@ -43,9 +43,10 @@ async function keyed<T>(run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (err) {
     const e = err as { code?: string; cause?: { code?: string } };
-    // The cause is dropped on purpose: its text carries the key.
-    // eslint-disable-next-line preserve-caught-error
-    throw new Error(`webhook key write failed (SQLSTATE ${e.cause?.code ?? e.code ?? 'unknown'})`);
+    const code = e.cause?.code ?? e.code ?? 'unknown';
+    // The cause is dropped on purpose: its text carries the key. The SQLSTATE is kept as the
+    // error's code, as the driver's error has it, for the callers that read it.
+    throw Object.assign(new Error(`webhook key write failed (SQLSTATE ${code})`), { code });
   }
 }
 
