@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { checkKey, type BlobStore } from './blob-store.js';
 
@@ -12,14 +12,25 @@ export class DiskBlobStore implements BlobStore {
     return path.join(this.dir, key.slice(0, 2), key.slice(2, 4), key);
   }
 
+  /**
+   * Writes the bytes to a temporary file and renames it over the blob's name, whether the
+   * blob exists or not: blobs are shared by every organization, so skipping the write for
+   * bytes stored already would let an upload's answer time tell that some organization holds
+   * that file (docs/decisions.md, "An upload's timing does not tell whether its bytes are
+   * stored"). The rename replaces identical bytes; a reader sees the old file or the new.
+   */
   async put(key: string, bytes: Buffer): Promise<void> {
     const file = this.pathOf(key);
-    if (await exists(file)) return;
     await mkdir(path.dirname(file), { recursive: true });
     // Write then rename: a reader never sees a half-written blob.
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(tmp, bytes, { mode: 0o640 });
-    await rename(tmp, file);
+    try {
+      await writeFile(tmp, bytes, { mode: 0o640 });
+      await rename(tmp, file);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -29,14 +40,5 @@ export class DiskBlobStore implements BlobStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
   }
 }
