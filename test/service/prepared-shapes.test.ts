@@ -37,6 +37,17 @@ describe('preparedRows', () => {
     expect(await namedOnTheConnection()).toBe(8);
   });
 
+  it('never names a query run with planForValues, planned for its values each time', async () => {
+    await pool.end();
+    pool = new pg.Pool({ connectionString: pool.options.connectionString, max: 1 });
+    const run = preparedRows(pool);
+    for (let i = 0; i < 7; i++) {
+      const rows = await run<{ n: number }>(sql`SELECT ${i}::int AS n`, { planForValues: true });
+      expect(rows).toEqual([{ n: i }]);
+    }
+    expect(await namedOnTheConnection()).toBe(0);
+  });
+
   it('names every shape without a cap', async () => {
     // A new connection: node-postgres remembers per connection which names it prepared.
     await pool.end();

@@ -127,7 +127,14 @@ function escapeLike(term: string): string {
   return term.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function publicConditions(f: PublicObjectFilters): (SQL | undefined)[] {
+function publicDates(f: PublicObjectFilters): SQL[] {
+  return [
+    ...dateFilters(f.dates, sql`created_at`, 'when_created'),
+    ...dateFilters(f.dates, sql`updated_at`, 'when_modified'),
+  ];
+}
+
+function publicConditions(f: PublicObjectFilters, dates: SQL[]): (SQL | undefined)[] {
   return [
     f.id !== undefined ? sql`id = ${f.id}` : undefined,
     f.includeDropped ? undefined : sql`NOT is_dropped`,
@@ -138,23 +145,30 @@ function publicConditions(f: PublicObjectFilters): (SQL | undefined)[] {
     f.autocomplete !== undefined
       ? sql`name_lower LIKE ${escapeLike(f.autocomplete.toLowerCase()) + '%'}`
       : undefined,
-    ...dateFilters(f.dates, sql`created_at`, 'when_created'),
-    ...dateFilters(f.dates, sql`updated_at`, 'when_modified'),
+    ...dates,
   ];
 }
 
 /**
  * A page of public objects. `is_public` is written as a bare column (not a parameter) so
- * the planner can match the partial indexes `WHERE is_public` of 0007_objects.sql.
+ * the planner can match the partial indexes `WHERE is_public` of 0007_objects.sql. With a
+ * geohash or name prefix, or a date bound, which index to read depends on the value (a
+ * generic plan cannot seek a LIKE prefix, and reads every row of a broad date range to sort
+ * them): such a query is planned for its values on every run (`planForValues`).
  */
 export async function listPublicObjects(
   run: RowRunner,
   f: PublicObjectFilters,
   p: ParsedList,
 ): Promise<ObjectRow[]> {
-  const where = and([keysetCondition(p), ...publicConditions(f)]);
-  const rows = await run<ObjectRow>(sql`SELECT ${OBJECT_COLUMNS} FROM objects
-    WHERE is_public AND ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`);
+  const dates = publicDates(f);
+  const where = and([keysetCondition(p), ...publicConditions(f, dates)]);
+  const planForValues = f.geoHash !== undefined || f.autocomplete !== undefined || dates.length > 0;
+  const rows = await run<ObjectRow>(
+    sql`SELECT ${OBJECT_COLUMNS} FROM objects
+    WHERE is_public AND ${where} ${orderBy(p)} LIMIT ${p.limit + 1}`,
+    { planForValues },
+  );
   return rows.map(objectRow);
 }
 
