@@ -35,7 +35,7 @@ export {
   type TemplateOf,
 } from './objects.js';
 export { verifyNetwork, type VerifyOptions, type VerifyReport } from './run.js';
-export { httpSource, type Source } from './source.js';
+export { httpSource, type HttpSourceOptions, type Source } from './source.js';
 export type {
   ActionRecord,
   BatchRecord,
