@@ -107,6 +107,46 @@ describe('rate limits', () => {
     expect(third.body).toContain('route="unmatched",status="404"');
   });
 
+  // Routes anyone may call whose answer can cost much more than a read have a group of their
+  // own, far below the anonymous allowance (docs/api.md, "Rate limits"): each row's route
+  // answers its group's burst from one address, then 429, while that address's other calls
+  // and another address's calls of the route are still answered.
+  describe('groups of routes without a credential', () => {
+    const BATCH = 'bat_01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    const groups: Record<string, { url: string; limit: string; burst: number; other: string }> = {
+      'batch content': {
+        url: `/batches/${BATCH}/content`,
+        limit: '60',
+        burst: 5,
+        other: `/batches/${BATCH}`,
+      },
+    };
+    let n = 0;
+    for (const [name, g] of Object.entries(groups)) {
+      it(`${name}: ${g.burst} calls a second from an address, then 429 code 8`, async () => {
+        n += 1;
+        const remoteAddress = `192.0.2.${n}`;
+        const send = (url: string, addr = remoteAddress) =>
+          svc.app.inject({ method: 'GET', url, remoteAddress: addr });
+        for (let i = 0; i < g.burst; i++) {
+          const res = await send(g.url);
+          expect(res.statusCode).not.toBe(429);
+          expect(res.headers['x-ratelimit-limit']).toBe(g.limit);
+        }
+        const refused = await send(g.url);
+        expect(refused.statusCode).toBe(429);
+        expect(refused.json()).toMatchObject({ code: 8 });
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(refused.headers['x-ratelimit-limit']).toBe(g.limit);
+        // The address's other calls have the anonymous allowance; another address its own.
+        const other = await send(g.other);
+        expect(other.statusCode).not.toBe(429);
+        expect(other.headers['x-ratelimit-limit']).toBe('6000');
+        expect((await send(g.url, `198.18.0.${n}`)).statusCode).not.toBe(429);
+      });
+    }
+  });
+
   // Issue 27 item 8: a request refused for its credential is anonymous traffic of its
   // client address, refused 429 past the anonymous limit like any other.
   describe('bad-credential floods from one address', () => {

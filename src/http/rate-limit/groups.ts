@@ -4,7 +4,8 @@ export interface LimitRule {
   windowMs: number;
 }
 
-export type GroupName = 'read' | 'write' | 'ebus' | 'search' | 'upload' | 'webhooks' | 'default';
+export type GroupName =
+  'read' | 'write' | 'ebus' | 'search' | 'upload' | 'webhooks' | 'content' | 'default';
 
 export interface Group {
   name: GroupName;
@@ -38,6 +39,9 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
     search: g('search', 120, 20),
     upload: g('upload', 30, 5),
     webhooks: g('webhooks', 30, 5),
+    // A content not kept in memory is built on the event loop (up to ~0.7 s for the largest
+    // batches), and anyone may ask: one a second from a caller, a burst of 5.
+    content: g('content', 60, 5),
     ebus: { name: 'ebus', rules: [{ limit: 2000, windowMs: SECOND }], per: 'organization' },
     default: g('default', defaults.perMinute, defaults.perSecond),
   };
@@ -47,6 +51,7 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
 export function groupOf(method: string, url: string): GroupName {
   if (method === 'GET') {
     if (url === '/indexer/search' || url === '/indexer/query') return 'search';
+    if (url === '/batches/:batchId/content') return 'content';
     if (
       url === '/objects' ||
       url.startsWith('/objects/') ||
