@@ -8,6 +8,7 @@ import { inclusionProof } from '../../lib/merkle.js';
 import type { AuthContext } from '../../lib/permissions.js';
 import { batchActions, batchLeaves } from '../ebus/index.js';
 import { contentBytes, headerOfRow } from './content.js';
+import { contentBuildGate } from './content-gate.js';
 import { actionSalt, hashBytes, ipfsUrl, privateCommitment } from './formulas.js';
 import { privateActionRecord } from './private-actions.js';
 import * as repo from './repo/batches.js';
@@ -46,6 +47,8 @@ export class BatchExplorer {
     private readonly saltKey: Buffer,
     /** The leaves of the batches this process sealed, until the log takes them. */
     private readonly sealed?: SealedLeaves,
+    /** How many contents are built at once, the rest waiting at most a while (content-gate.ts). */
+    private readonly builds = contentBuildGate(),
   ) {}
 
   /**
@@ -96,7 +99,8 @@ export class BatchExplorer {
    * batch's action log rows, which never change once it is sealed, and checked against its
    * `ipfs_url` before they are served. 404 until the batch's header is written. Kept in
    * memory by batch and `ipfs_url` (a re-published batch's content has a new one), and built
-   * once for requests that ask at the same time.
+   * once for requests that ask at the same time; at most a few builds run at once, and one
+   * that waits too long for its turn is answered 503 (content-gate.ts).
    */
   async content(id: string): Promise<Buffer> {
     const row = await repo.findBatch(this.db, id);
@@ -106,7 +110,9 @@ export class BatchExplorer {
     // Its published content still shows private actions: never served again (the sealer
     // re-publishes it within seconds).
     if (row.republish) throw notFound('batch content (being re-published)');
-    return this.contents.load(`${id} ${row.ipfs_url}`, () => this.buildContent(row, hash));
+    return this.contents.load(`${id} ${row.ipfs_url}`, () =>
+      this.builds.run(() => this.buildContent(row, hash)),
+    );
   }
 
   private async buildContent(row: repo.BatchRow, hash: string): Promise<Buffer> {
