@@ -107,4 +107,10 @@ describe('GET /batches/{batchId}/content builds', () => {
       expect(res.statusCode, res.body).toBe(200);
     }
   });
+
+  it('lets a cache keep a content a few seconds, never as immutable', async () => {
+    const res = await get(`/batches/${batches[0]}/content`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['cache-control']).toBe('public, max-age=5');
+  });
 });

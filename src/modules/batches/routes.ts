@@ -13,6 +13,14 @@ import type { BatchExplorer } from './service.js';
 
 const tags = ['batches'];
 
+/**
+ * What this URL serves for a sealed batch can still change: content showing actions of objects
+ * made private since is replaced (docs/batches.md). So it is never `immutable`; a few seconds
+ * let a cache in front take repeated requests without showing such actions much longer than
+ * the service itself does.
+ */
+const CONTENT_CACHE_CONTROL = 'public, max-age=5';
+
 /** The public explorer (docs/batches.md, "What is public"): no credential. */
 export function registerBatchRoutes(app: App, explorer: BatchExplorer) {
   app.get(
@@ -55,7 +63,10 @@ export function registerBatchRoutes(app: App, explorer: BatchExplorer) {
     },
     async (req, reply) => {
       const content = await explorer.content(req.params.batchId);
-      return reply.type('application/json').send(content);
+      return reply
+        .type('application/json')
+        .header('cache-control', CONTENT_CACHE_CONTROL)
+        .send(content);
     },
   );
 
