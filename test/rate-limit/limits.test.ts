@@ -116,8 +116,8 @@ describe('rate limits', () => {
     const groups: Record<string, { url: string; limit: string; burst: number; other: string }> = {
       'batch content': {
         url: `/batches/${BATCH}/content`,
-        limit: '60',
-        burst: 5,
+        limit: '600',
+        burst: 10,
         other: `/batches/${BATCH}`,
       },
     };

@@ -39,9 +39,10 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
     search: g('search', 120, 20),
     upload: g('upload', 30, 5),
     webhooks: g('webhooks', 30, 5),
-    // A content not kept in memory is built on the event loop (up to ~0.7 s for the largest
-    // batches), and anyone may ask: one a second from a caller, a burst of 5.
-    content: g('content', 60, 5),
+    // A content not kept in memory is built on the event loop (~20 ms for an ordinary batch,
+    // up to ~0.7 s for the largest), and anyone may ask: ten a second from a caller, so that a
+    // monitor keeps up with the batches sealed and an auditor reads a thousand in ~100 s.
+    content: g('content', 600, 10),
     ebus: { name: 'ebus', rules: [{ limit: 2000, windowMs: SECOND }], per: 'organization' },
     default: g('default', defaults.perMinute, defaults.perSecond),
   };
