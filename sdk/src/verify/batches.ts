@@ -187,9 +187,10 @@ export interface BatchContext {
    * The public histories the verifier read, by object id, each oldest first (as
    * `GET /public/objects/{id}/history?order=asc` lists it). For each of these objects, its
    * actions in the content must be exactly its history's actions naming this batch: the same
-   * ids in the same order with the same hashes, none missing, none extra, and none private in
-   * content version 4 (a private record there carries a commitment the public cannot open, so
-   * it would stand in the object's `integrity_root` leaf unchecked); and from content version
+   * ids in the same order with the same hashes, none missing, none extra, and none sealed as a
+   * commitment in content version 4 (the public cannot open one, so it would stand in the
+   * object's `integrity_root` leaf unchecked; a private record that keeps its `hash` is checked
+   * by it, as a public one is); and from content version
    * 2 its `integrity_root` leaf must be the integrity hash `integrityByAction` gives the last
    * of them (`history`). Objects not in it are not checked so.
    */
@@ -218,17 +219,22 @@ export const versionFloorAfter = (floor: number, version: number): number =>
 
 interface ContentAction {
   id: string;
-  /** Absent from a private action of content version 4. */
+  /** Absent from an action sealed private in content version 4. */
   hash?: string;
   object_id: string | null;
   /** A decimal integer string (checked: the content is the service's to write). */
   fee_wei: unknown;
   batch_id: string | null;
-  /** Content version 2 and later (absent from a private action of version 4). */
+  /** Content version 2 and later (absent from an action sealed private in version 4). */
   integrity_hash?: string;
   /** Content versions 3 and 4: an action on a private object (docs/batches.md). */
   private?: boolean;
-  /** Content version 4, a private action: its salted commitment, its `actions_hash` leaf. */
+  /**
+   * Content version 4, an action sealed private: its salted commitment, its `actions_hash`
+   * leaf. A private record of version 4 without one is an action sealed public whose object
+   * was made private since: version 3's record (`hash`, `integrity_hash`), whose leaf stays
+   * its action hash (docs/batches.md, "An object made private later").
+   */
   commitment?: string;
 }
 
@@ -254,15 +260,23 @@ const FEE_WEI = /^(?:0|[1-9][0-9]*)$/;
 export const CONTENT_VERSIONS = [1, 2, 3, 4];
 
 /**
- * The data of an action's `actions_hash` leaf: from content version 4 a private action's
- * salted commitment, else its action hash (undefined when the content lacks it).
+ * An action its batch sealed as a salted commitment: a private record of content version 4
+ * that carries a `commitment`. A private record of version 4 that carries none is version 3's
+ * (an action sealed public whose object was made private since): its leaf is its hash.
+ */
+const sealedAsCommitment = (version: number, a: ContentAction): boolean =>
+  version >= 4 && a.private === true && a.commitment !== undefined;
+
+/**
+ * The data of an action's `actions_hash` leaf: the salted commitment of an action sealed as
+ * one, else its action hash (undefined when the content lacks it).
  */
 const leafOf = (version: number, a: ContentAction): string | undefined =>
-  version >= 4 && a.private === true ? a.commitment : a.hash;
+  sealedAsCommitment(version, a) ? a.commitment : a.hash;
 
 /** The value of an action's object leaf (after the id): as {@link leafOf}, the integrity hash. */
 const objectValueOf = (version: number, a: ContentAction): string | undefined =>
-  version >= 4 && a.private === true ? a.commitment : a.integrity_hash;
+  sealedAsCommitment(version, a) ? a.commitment : a.integrity_hash;
 
 /** The value of a listed object's `integrity_root` leaf. */
 const listedValueOf = (version: number, o: ContentObject): string | undefined =>
@@ -308,11 +322,7 @@ function checkIntegrityV2(
   }
   for (const a of content.actions) {
     const replayed = known?.get(a.id);
-    if (
-      replayed !== undefined &&
-      !(v >= 4 && a.private === true) &&
-      replayed !== a.integrity_hash
-    ) {
+    if (replayed !== undefined && !sealedAsCommitment(v, a) && replayed !== a.integrity_hash) {
       return fail(
         item,
         'integrity_hash',
@@ -333,11 +343,12 @@ function openedCommitment(ctx: BatchContext, action: HistoryAction): string | nu
 
 /**
  * The `history` check ({@link BatchContext.histories}): each public object whose history was
- * read has in the content exactly its history's actions of this batch, in order, none private
- * in version 4, and (version 2 on) the `integrity_root` leaf its history reaches at the last of
- * them. The leaf is checked by value as `integrity_root` was recomputed over it: an object's
- * leaf is its entry under `objects`, whose value is its last action's integrity hash (or, in
- * version 4, a private last action's commitment).
+ * read has in the content exactly its history's actions of this batch, in order, none sealed
+ * as a commitment in version 4 unless its proof's salt opens it, and (version 2 on) the
+ * `integrity_root` leaf its history reaches at the last of them. The leaf is checked by value
+ * as `integrity_root` was recomputed over it: an object's leaf is its entry under `objects`,
+ * whose value is its last action's integrity hash (or, in version 4, the commitment of a last
+ * action sealed as one).
  */
 function checkHistories(
   item: string,
@@ -372,7 +383,7 @@ function checkHistories(
           `the content's action ${g.id} on public object ${objectId} is not its history's ${e ? `action ${e.id}` : 'in this batch'}`,
         );
       }
-      if (v >= 4 && g.private === true) {
+      if (sealedAsCommitment(v, g)) {
         if (openedCommitment(ctx, e) !== g.commitment) {
           return bad(`the content seals action ${g.id} of public object ${objectId} as private`);
         }
@@ -383,7 +394,8 @@ function checkHistories(
       }
     }
     const last = expected.at(-1);
-    const sealedLast = last && got.at(-1)?.private === true && v >= 4;
+    const lastGot = got.at(-1);
+    const sealedLast = last && lastGot !== undefined && sealedAsCommitment(v, lastGot);
     const reached =
       last && (sealedLast ? openedCommitment(ctx, last) : ctx.integrityByAction?.get(last.id));
     if (v < 2 || reached === undefined || reached === null) continue;
