@@ -8619,7 +8619,7 @@ export interface paths {
                   name: string;
                   /** @description the action's object id */
                   alias: string;
-                  /** @description an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md) */
+                  /** @description an action on an object private now or when the batch sealed: name is "" and hash is its actions_hash leaf (docs/batches.md) */
                   private: boolean;
                 }[];
                 actions_count: number;
@@ -8630,7 +8630,7 @@ export interface paths {
                 version: number;
                 /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
                 ipfs_url: string;
-                /** @description the CIDs its content had before it was re-published, oldest first */
+                /** @description the CIDs its content had before it was re-published, each once, in the order they were last replaced (not the one it has now) */
                 superseded_ipfs_urls: string[];
                 status: 'building' | 'proving' | 'proven' | 'finalized' | 'failed';
                 proof: {
@@ -8758,7 +8758,7 @@ export interface paths {
                 name: string;
                 /** @description the action's object id */
                 alias: string;
-                /** @description an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md) */
+                /** @description an action on an object private now or when the batch sealed: name is "" and hash is its actions_hash leaf (docs/batches.md) */
                 private: boolean;
               }[];
               actions_count: number;
@@ -8769,7 +8769,7 @@ export interface paths {
               version: number;
               /** @description ipfs:// + CIDv1 (raw, sha2-256) of its content */
               ipfs_url: string;
-              /** @description the CIDs its content had before it was re-published, oldest first */
+              /** @description the CIDs its content had before it was re-published, each once, in the order they were last replaced (not the one it has now) */
               superseded_ipfs_urls: string[];
               status: 'building' | 'proving' | 'proven' | 'finalized' | 'failed';
               proof: {
@@ -9049,7 +9049,7 @@ export interface paths {
               };
               /** @description the object's integrity hash this action left */
               integrity_hash: string;
-              /** @description the batch shows only a commitment (version 4) or hashes (version 3) of it */
+              /** @description the batch sealed it private: it shows only a commitment (version 4) or hashes (version 3) of it (false for one sealed public whose object is private now, which the batch shows by its hashes, its leaf) */
               private: boolean;
               /** @description the batch's content version */
               version: number;

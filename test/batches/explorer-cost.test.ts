@@ -167,7 +167,10 @@ describe('GET /batches/{batchId}/content', () => {
       svc.container.logger,
       Buffer.from(rows[0]!.secret, 'hex'),
     );
-    const rowReads = () => statements.filter((s) => /\bFROM action_logs\b/.test(s)).length;
+    // The build reads the batch's action rows; each request reads the batch's row with which
+    // of its actions are on private objects now (`FROM action_logs a JOIN objects`).
+    const rowReads = () =>
+      statements.filter((s) => /\bFROM action_logs\s+WHERE batch_id\b/.test(s)).length;
 
     const served = (await get(url())).rawPayload;
     const together = await Promise.all(
@@ -178,7 +181,9 @@ describe('GET /batches/{batchId}/content', () => {
     const later = await explorer.content(sealed.id);
     expect(later.equals(served)).toBe(true);
     expect(rowReads()).toBe(1);
-    // Each request still reads the batch's row (its ipfs_url, whether it is being re-published).
+    // Each request still reads the batch's row (its ipfs_url, whether it is being re-published)
+    // and its actions' visibility now, in one statement.
     expect(statements.length - rowReads()).toBe(6);
+    expect(statements.filter((s) => /\bFROM action_logs a JOIN objects\b/.test(s))).toHaveLength(6);
   });
 });

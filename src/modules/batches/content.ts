@@ -169,10 +169,17 @@ export interface ContentAction {
   record: ActionLogRecord;
   integrityHash: string;
   /**
-   * Its object is private (as the batch's header froze it: `batches.private_actions`):
-   * content versions 3 and 4 carry only its private record.
+   * Its object is private (as the batch's header froze it: `batches.private_actions`, or made
+   * private since: {@link ContentAction.hidden}): content versions 3 and 4 carry only its
+   * private record.
    */
   private?: boolean;
+  /**
+   * Sealed public, its object private now (views.ts): its private record is version 3's in
+   * version 4 too (its `actions_hash` leaf stays its action hash, which the header committed
+   * to), and it has no commitment.
+   */
+  hidden?: boolean;
   /** Version 4, a private action: its salted commitment (formulas.ts, `privateCommitment`). */
   commitment?: string;
 }
@@ -185,8 +192,9 @@ export interface ContentAction {
  *   {@link V2_KEYS} fields and `objects` the affected objects' `{id,
  *   integrity_hash}` after the batch sorted by id (byte order): the leaves of `integrity_root`;
  * - 3 and 4: version 2's layout, where an action on a private object has only its private
- *   record ({@link PRIVATE_V3_KEYS}, {@link PRIVATE_V4_KEYS}) and, in 4, a private object's
- *   entry under `objects` is `{commitment, id}`.
+ *   record ({@link PRIVATE_V3_KEYS}, {@link PRIVATE_V4_KEYS}; in 4, version 3's for an action
+ *   sealed public whose object was made private since) and, in 4, the entry under `objects`
+ *   of an object sealed private is `{commitment, id}`.
  * RFC 8785 writes an object's members in key order ("actions" < "batch" < "objects" <
  * "version") and an array's elements joined by commas, so the text is written in three
  * pieces that joined are exactly the RFC 8785 text of the whole (content.test.ts checks it
@@ -209,7 +217,9 @@ export function assertContentVersion(version: number): asserts version is Conten
 /** One action's record in a batch's content of `version`. */
 export function recordText(version: number, a: ContentAction): string {
   assertContentVersion(version);
-  if (version >= 3 && a.private === true) return privateRecordJson(version as 3 | 4, a);
+  if (version >= 3 && a.private === true) {
+    return privateRecordJson(a.hidden === true ? 3 : (version as 3 | 4), a);
+  }
   return recordJson(version === 1 ? V1_KEYS : V2_KEYS, a);
 }
 
@@ -266,11 +276,14 @@ export function sealPrivate(
   saltKey: Uint8Array,
 ): ContentAction[] {
   if (version < 4) return [...actions];
-  if (saltKey.length !== 32 && actions.some((a) => a.private === true && !a.commitment)) {
+  if (
+    saltKey.length !== 32 &&
+    actions.some((a) => a.private === true && a.hidden !== true && !a.commitment)
+  ) {
     throw new Error('a private action to seal and no 32-byte batch salt key');
   }
   return actions.map((a) =>
-    a.private === true && a.commitment === undefined
+    a.private === true && a.hidden !== true && a.commitment === undefined
       ? {
           ...a,
           commitment: privateCommitment(

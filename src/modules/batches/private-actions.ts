@@ -18,7 +18,8 @@ export const PrivateActionRecord = Type.Object({
   action: ActionLogSchema,
   integrity_hash: Type.String({ description: "the object's integrity hash this action left" }),
   private: Type.Boolean({
-    description: 'the batch shows only a commitment (version 4) or hashes (version 3) of it',
+    description:
+      'the batch sealed it private: it shows only a commitment (version 4) or hashes (version 3) of it (false for one sealed public whose object is private now, which the batch shows by its hashes, its leaf)',
   }),
   version: Type.Integer({ description: "the batch's content version" }),
   salt: Type.Union([Type.String(), Type.Null()], {

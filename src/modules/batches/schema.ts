@@ -56,7 +56,7 @@ export const Batch = Type.Object({
       alias: Type.String({ description: "the action's object id" }),
       private: Type.Boolean({
         description:
-          'an action on a private object: name is "" and hash is its actions_hash leaf (docs/batches.md)',
+          'an action on an object private now or when the batch sealed: name is "" and hash is its actions_hash leaf (docs/batches.md)',
       }),
     }),
     {
@@ -71,7 +71,8 @@ export const Batch = Type.Object({
   }),
   ipfs_url: Type.String({ description: 'ipfs:// + CIDv1 (raw, sha2-256) of its content' }),
   superseded_ipfs_urls: Type.Array(Type.String(), {
-    description: 'the CIDs its content had before it was re-published, oldest first',
+    description:
+      'the CIDs its content had before it was re-published, each once, in the order they were last replaced (not the one it has now)',
   }),
   status: BatchStatus,
   proof: Type.Union([BatchProofSchema, Type.Null()]),

@@ -5,13 +5,13 @@ import type { Clock } from '../../lib/clock.js';
 import { newId } from '../../lib/ids.js';
 import { batchActions } from '../ebus/index.js';
 import type { Anchor } from './anchor/anchor.js';
-import { contentBytes, headerOfRow } from './content.js';
 import { ipfsUrl } from './formulas.js';
 import { computeHeader, type HeaderRequest } from './header.js';
 import type { HeaderPool } from './header-pool.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
+import { hiddenOf, viewBytes } from './views.js';
 
 export interface SealerDeps {
   db: Db;
@@ -284,7 +284,8 @@ export class BatchSealer {
    * 1 and 2, sealed before migration 0021) still shows the actions on private objects: as
    * content version 3, where those keep only their action hash and the integrity hash they
    * left — what the batch's header already committed to, so that header, proof, chain and
-   * anchor stay as they are (docs/batches.md, "Re-published batches"). The former CID stays in
+   * anchor stay as they are (docs/batches.md, "Re-published batches"). An action it sealed
+   * public whose object is private now is shown so too (views.ts). The former CID stays in
    * `superseded_ipfs_urls`. Answers how many.
    */
   async republishSealed(): Promise<number> {
@@ -293,18 +294,16 @@ export class BatchSealer {
     for (; done < 4; done++) {
       const b = await repo.nextToRepublish(db);
       if (b === null || b.hash === null || b.ipfs_url === null) break;
-      const sealedPrivate = new Set(b.private_actions ?? []);
-      const actions = (await batchActions(db, b.id)).map((a) => ({
-        ...a,
-        private: sealedPrivate.has(a.record.id),
-      }));
-      const url = ipfsUrl(contentBytes(3, headerOfRow(b), b.hash, actions));
+      const hidden = hiddenOf(b, await repo.privateNowActions(db, b.id));
+      const saltKey = Buffer.from(this.deps.saltKey, 'hex');
+      const url = ipfsUrl(await viewBytes(db, b, hidden, 3, saltKey));
       const written = await db.transaction(async (tx) => {
         if (!(await repo.tryLock(tx, SEALER_LOCK))) return false;
         return repo.saveRepublished(tx, b.id, {
           version: 3,
           ipfsUrl: url,
           formerIpfsUrl: b.ipfs_url!,
+          hidden,
           now: clock.now(),
         });
       });

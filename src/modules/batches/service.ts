@@ -2,12 +2,12 @@ import { formatEther } from 'viem';
 import type { Db } from '../../db/pool.js';
 import type { Logger } from 'pino';
 import { ByteLru } from '../../lib/byte-lru.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound } from '../../lib/errors.js';
 import { pageOf, parseList } from '../../lib/list.js';
 import { inclusionProof } from '../../lib/merkle.js';
 import type { AuthContext } from '../../lib/permissions.js';
-import { batchActions, batchLeaves } from '../ebus/index.js';
-import { contentBytes, headerOfRow } from './content.js';
+import { batchLeaves } from '../ebus/index.js';
 import { contentBuildGate } from './content-gate.js';
 import { actionSalt, hashBytes, ipfsUrl, privateCommitment } from './formulas.js';
 import { privateActionRecord } from './private-actions.js';
@@ -20,6 +20,7 @@ import {
   type InclusionProofSchema,
   type ListBatchesQuery,
 } from './schema.js';
+import { hiddenOf, isPublished, publishView, sameIds, viewBytes } from './views.js';
 
 const iso = (d: Date | null): string => (d === null ? '' : d.toISOString());
 
@@ -37,8 +38,14 @@ export const CONTENT_CACHE_BYTES = 128 * 1024 * 1024;
  * the batch needs and reveals nothing (docs/batches.md, "What is public").
  */
 export class BatchExplorer {
-  /** Sealed batches' verified content bytes, by batch id and `ipfs_url`. */
+  /**
+   * Sealed batches' verified content bytes, by batch id and `ipfs_url`: the CID of the bytes,
+   * so an entry is never stale; which one a request may be served is decided per request
+   * (`content`).
+   */
   private readonly contents = new ByteLru<string, Buffer>(CONTENT_CACHE_BYTES, (b) => b.length);
+  /** Contents being published anew (views.ts), by batch, former CID and hidden actions. */
+  private readonly publishing = new Map<string, Promise<{ row: repo.BatchRow; bytes: Buffer }>>();
 
   constructor(
     private readonly db: Db,
@@ -47,6 +54,7 @@ export class BatchExplorer {
     private readonly saltKey: Buffer,
     /** The leaves of the batches this process sealed, until the log takes them. */
     private readonly sealed?: SealedLeaves,
+    private readonly clock: Clock = systemClock,
     /** How many contents are built at once, the rest waiting at most a while (content-gate.ts). */
     private readonly builds = contentBuildGate(),
   ) {}
@@ -70,10 +78,20 @@ export class BatchExplorer {
   }
 
   async get(id: string): Promise<Batch> {
-    const row = await repo.findBatch(this.db, id);
-    if (row === null) throw notFound('batch');
-    const members = await repo.memberSummaries(this.db, [id]);
-    return this.toBatch(row, members.get(id)!);
+    const found = await repo.findBatch(this.db, id);
+    if (found === null) throw notFound('batch');
+    const members = (await repo.memberSummaries(this.db, [id])).get(id)!;
+    // Its `ipfs_url` names the content as shown now (it lists every action: their visibility
+    // is read with them).
+    const privateNow = members.filter((m) => m.private).map((m) => m.id);
+    let row = found;
+    try {
+      if (isPublished(found)) row = (await this.shownNow(found, privateNow)).row;
+    } catch (err) {
+      // Its rows no longer make its roots (logged): the record still shows what is private.
+      if (!(err instanceof AppError)) throw err;
+    }
+    return this.toBatch(row, members);
   }
 
   async list(query: ListBatchesQuery): Promise<BatchList> {
@@ -97,36 +115,77 @@ export class BatchExplorer {
   /**
    * The canonical content bytes (docs/batches.md, "Content and `ipfs_url`"), rebuilt from the
    * batch's action log rows, which never change once it is sealed, and checked against its
-   * `ipfs_url` before they are served. 404 until the batch's header is written. Kept in
-   * memory by batch and `ipfs_url` (a re-published batch's content has a new one), and built
-   * once for requests that ask at the same time; at most a few builds run at once, and one
-   * that waits too long for its turn is answered 503 (content-gate.ts).
+   * `ipfs_url` before they are served. 404 until the batch's header is written. An action
+   * sealed public whose object is private now is shown as private, whatever this or another
+   * process kept: each request reads which of the batch's actions are on private objects
+   * (with the batch's row, one statement), and a content that does not show them so is
+   * published anew before anything is served (views.ts). Kept in memory by batch and
+   * `ipfs_url` (a re-published batch's content has a new one), and built once for requests
+   * that ask at the same time.
    */
   async content(id: string): Promise<Buffer> {
-    const row = await repo.findBatch(this.db, id);
-    if (row === null) throw notFound('batch');
+    const found = await repo.findBatchWithPrivateNow(this.db, id);
+    if (found === null) throw notFound('batch');
+    const { row, privateNow } = found;
     const { hash } = row;
     if (hash === null) throw notFound('batch content (the batch is not sealed yet)');
     // Its published content still shows private actions: never served again (the sealer
     // re-publishes it within seconds).
     if (row.republish) throw notFound('batch content (being re-published)');
-    return this.contents.load(`${id} ${row.ipfs_url}`, () =>
-      this.builds.run(() => this.buildContent(row, hash)),
+    const shown = await this.shownNow(row, privateNow);
+    if (shown.bytes) return shown.bytes;
+    return this.contents.load(`${id} ${shown.row.ipfs_url}`, () =>
+      this.builds.run(() => this.buildContent(shown.row)),
     );
   }
 
-  private async buildContent(row: repo.BatchRow, hash: string): Promise<Buffer> {
-    const sealedPrivate = new Set(row.private_actions ?? []);
-    const actions = (await batchActions(this.db, row.id)).map((a) => ({
-      ...a,
-      private: sealedPrivate.has(a.record.id),
-    }));
-    const content = contentBytes(row.version, headerOfRow(row), hash, actions, this.saltKey);
-    if (ipfsUrl(content) !== row.ipfs_url) {
-      this.logger.error({ batch: row.id }, 'a batch content no longer matches its ipfs_url');
-      throw new AppError(Code.INTERNAL, 'the batch content does not match its ipfs_url');
+  /**
+   * A published batch whose content shows as private exactly its actions sealed private and
+   * those sealed public whose objects are private now (`privateNow`): the row as it is when it
+   * does, else after its content was published anew, with those bytes.
+   */
+  private async shownNow(
+    row: repo.BatchRow,
+    privateNow: readonly string[],
+  ): Promise<{ row: repo.BatchRow; bytes?: Buffer }> {
+    const hidden = hiddenOf(row, privateNow);
+    if (sameIds(hidden, row.hidden_actions)) return { row };
+    const key = `${row.id} ${row.ipfs_url} ${hidden.join(',')}`;
+    let pending = this.publishing.get(key);
+    if (!pending) {
+      pending = this.publishAnew(row, hidden).finally(() => this.publishing.delete(key));
+      this.publishing.set(key, pending);
     }
+    return pending;
+  }
+
+  private async publishAnew(
+    row: repo.BatchRow,
+    hidden: string[],
+  ): Promise<{ row: repo.BatchRow; bytes: Buffer }> {
+    const view = await publishView(this.db, row, hidden, this.saltKey, this.clock.now());
+    if (view === null) throw this.noLongerMatches(row.id);
+    this.contents.set(`${row.id} ${view.ipfsUrl}`, view.bytes);
+    if (view.saved) {
+      this.logger.info(
+        { batch: row.id, ipfs_url: view.ipfsUrl, hidden: hidden.length },
+        "a batch's content re-published: its objects' visibility changed",
+      );
+    }
+    // Saved, or another process published a view meanwhile: the row as it is now.
+    const now = (await repo.findBatch(this.db, row.id)) ?? row;
+    return { row: now, bytes: view.bytes };
+  }
+
+  private async buildContent(row: repo.BatchRow): Promise<Buffer> {
+    const content = await viewBytes(this.db, row, row.hidden_actions, row.version, this.saltKey);
+    if (ipfsUrl(content) !== row.ipfs_url) throw this.noLongerMatches(row.id);
     return content;
+  }
+
+  private noLongerMatches(batchId: string): AppError {
+    this.logger.error({ batch: batchId }, 'a batch content no longer matches its ipfs_url');
+    return new AppError(Code.INTERNAL, 'the batch content does not match its ipfs_url');
   }
 
   /** An action of the caller's organization in a batch, in full (private-actions.ts). */
@@ -173,21 +232,23 @@ export class BatchExplorer {
     return proof;
   }
 
-  /** The API record; a building batch shows its actions so far. */
+  /**
+   * The API record; a building batch shows its actions so far. An action is private when its
+   * object is private now or was when the header was computed; `hash` is its leaf (the
+   * commitment of one sealed private in version 4, else its action hash).
+   */
   private async toBatch(r: repo.BatchRow, members: repo.MemberSummary[]): Promise<Batch> {
-    // Sealed: as its header sealed them; before: as their objects are now.
+    // Sealed: as its header sealed them, and made private since; before: as they are now.
     const sealedPrivate = r.private_actions === null ? null : new Set(r.private_actions);
-    const affected = members.map((a): repo.AffectedAction =>
-      (sealedPrivate ? sealedPrivate.has(a.id) : a.private)
-        ? {
-            id: a.id,
-            hash: this.leafOfPrivate(r.version, a),
-            name: '',
-            alias: a.alias,
-            private: true,
-          }
-        : { id: a.id, hash: a.hash, name: a.name, alias: a.alias, private: false },
-    );
+    const affected = members.map((a): repo.AffectedAction => {
+      const sealedAs = sealedPrivate?.has(a.id) ?? false;
+      if (!sealedAs && !a.private) {
+        return { id: a.id, hash: a.hash, name: a.name, alias: a.alias, private: false };
+      }
+      // Sealed public and private now: its leaf is its action hash (views.ts).
+      const leaf = sealedPrivate && !sealedAs ? a.hash : this.leafOfPrivate(r.version, a);
+      return { id: a.id, hash: leaf, name: '', alias: a.alias, private: true };
+    });
     let count = r.actions_count;
     let fee = r.total_fee_wei;
     if (r.status === 'building') {

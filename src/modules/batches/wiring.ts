@@ -116,7 +116,7 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   return {
     hook: w.config.batches.enabled ? { writes: () => [], batchJoin } : { writes: () => [] },
     sizes: { recentAverageBatchSize: (window) => recentAverageSize(w.db, window) },
-    explorer: new BatchExplorer(w.db, w.logger, Buffer.from(saltKey, 'hex'), sealedLeaves),
+    explorer: new BatchExplorer(w.db, w.logger, Buffer.from(saltKey, 'hex'), sealedLeaves, w.clock),
     sealer,
     publicKey: attestation.publicKey,
     close: async () => {

@@ -27,6 +27,7 @@ export const BATCH_LIST = byCreation();
 
 export * from './rows.js';
 export * from './sealed.js';
+export * from './views.js';
 
 // --- Locks -------------------------------------------------------------------------------
 

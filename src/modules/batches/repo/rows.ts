@@ -40,7 +40,13 @@ export interface BatchRow {
   ipfs_url: string | null;
   /** The actions its header sealed as private (migration 0021); null before its header. */
   private_actions: string[] | null;
-  /** The CIDs its content had before it was re-published, oldest first. */
+  /**
+   * The actions it sealed public whose objects were private when its content was last
+   * published (migration 0040): its content shows them as private (views.ts). In execution
+   * order.
+   */
+  hidden_actions: string[];
+  /** The CIDs its content had before, each once, in the order they were last replaced. */
   superseded_ipfs_urls: string[];
   /** Its published content still shows private actions: the sealer re-publishes it. */
   republish: boolean;
@@ -88,7 +94,8 @@ export type RawBatch = Omit<
 export const COLUMNS =
   sql.raw(`id, sequence, status, seq_start, capacity, next_id, next_capacity, version, hash, prev_hash,
   integrity_root, prev_integrity_root, actions_hash, commitment, actions_count,
-  total_fee_wei::text AS total_fee_wei, ipfs_url, private_actions, superseded_ipfs_urls,
+  total_fee_wei::text AS total_fee_wei, ipfs_url, private_actions, hidden_actions,
+  superseded_ipfs_urls,
   republish, log_tree_size, proof, proof_id, error,
   sender, l2_tx_hash, l2_finalization_tx_hash, attempts, next_attempt_at, sealed_at,
   challenge_window_end, completed_at, created_at, updated_at`);

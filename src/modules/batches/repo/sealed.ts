@@ -180,16 +180,18 @@ export async function nextToRepublish(exec: Executor): Promise<BatchRow | null> 
 }
 
 /**
- * Re-publishes a sealed batch's content as `version` under `ipfsUrl`; the CID it had joins
+ * Re-publishes a sealed batch's content as `version` under `ipfsUrl`, showing `hidden`
+ * (actions sealed public, their objects private now) as private too; the CID it had joins
  * `superseded_ipfs_urls`. False when it was re-published meanwhile.
  */
 export async function saveRepublished(
   exec: Executor,
   id: string,
-  r: { version: number; ipfsUrl: string; formerIpfsUrl: string; now: Date },
+  r: { version: number; ipfsUrl: string; formerIpfsUrl: string; hidden: string[]; now: Date },
 ): Promise<boolean> {
   const { rowCount } = await exec.execute(sql`
     UPDATE batches SET version = ${r.version}, ipfs_url = ${r.ipfsUrl},
+      hidden_actions = ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(r.hidden)}::jsonb)),
       superseded_ipfs_urls = array_append(superseded_ipfs_urls, ${r.formerIpfsUrl}::text),
       republish = false, updated_at = ${r.now}
     WHERE id = ${id} AND republish AND ipfs_url = ${r.formerIpfsUrl}`);
