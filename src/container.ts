@@ -38,6 +38,7 @@ import { ApiKeyService } from './modules/api-keys/service.js';
 import { ApiKeyVerifier } from './modules/api-keys/verifier.js';
 import { createWebhooks, type Webhooks } from './modules/webhooks/wiring.js';
 import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
+import { batchVisibility } from './modules/batches/index.js';
 import { createBatches, type Batches } from './modules/batches/wiring.js';
 import { createLog } from './modules/log/wiring.js';
 import type { LogService } from './modules/log/service.js';
@@ -159,10 +160,12 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const wallets = new WalletService(db, clock, identity.sessions, accounts.notices);
   // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when a template goes private.
   const publicList = new MicroCache(config.publicListCacheMs);
+  // A switch is noted for the batches' contents in its transaction (docs/batches.md).
   const templates = new TemplateService(
     db,
     clock,
     objectVisibility(() => publicList.clear()),
+    [batchVisibility],
   );
   // The public list's filters choose its query's shape: only the first 32 shapes are named.
   const objects = new ObjectService(db, preparedRows(database.pool, PUBLIC_LIST_SHAPES));

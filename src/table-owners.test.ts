@@ -17,6 +17,7 @@ const OWNERS: Record<string, string> = {
   api_keys: 'api-keys',
   batch_keys: 'batches',
   batch_salt_keys: 'batches',
+  batch_visibility_switches: 'batches',
   batches: 'batches',
   code_requests: 'auth',
   code_trusted_requesters: 'auth',

@@ -258,6 +258,22 @@ describe('the batch as the public sees it now', () => {
     // The public objects' chains were replayed, the other two not.
     expect(report.notPublic).toBe(2);
   });
+
+  it('is brought up to date by the sealer, without a read of the batch, when a template switches', async () => {
+    const kept = made.get('kept public')!;
+    await setPublic(kept.template, false);
+    try {
+      await settle();
+      const list = (await get('/batches?limit=100')).json<{ batches: BatchRecord[] }>();
+      const item = list.batches.find((b) => b.id === batchId)!;
+      const content = (await get(`/batches/${batchId}/content`)).rawPayload;
+      expect(item.ipfs_url).toBe(ipfsUrl(content));
+      expect(content.toString()).not.toContain(secretOf(CASES[0]!));
+    } finally {
+      await setPublic(kept.template, true);
+      await settle();
+    }
+  });
 });
 
 describe('made public again', () => {

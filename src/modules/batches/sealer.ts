@@ -11,6 +11,7 @@ import type { HeaderPool } from './header-pool.js';
 import type { Prover } from './prover.js';
 import * as repo from './repo/batches.js';
 import { SEALER_LOCK } from './repo/join.js';
+import { VisibilitySweep } from './view-sweep.js';
 import { hiddenOf, viewBytes } from './views.js';
 
 export interface SealerDeps {
@@ -66,8 +67,17 @@ export class BatchSealer {
   private log: SealedBatchListener | null = null;
   /** When the log was last asked to look (real time: an idle pass costs it two queries). */
   private logLookedAt = 0;
+  /** Brings sealed batches' contents up to date with templates' visibility switches. */
+  private readonly views: VisibilitySweep;
 
-  constructor(private readonly deps: SealerDeps) {}
+  constructor(private readonly deps: SealerDeps) {
+    this.views = new VisibilitySweep({
+      db: deps.db,
+      clock: deps.clock,
+      logger: deps.logger,
+      saltKey: Buffer.from(deps.saltKey, 'hex'),
+    });
+  }
 
   /**
    * Starts the header thread now, and waits until it has loaded its code, rather than at the
@@ -103,6 +113,7 @@ export class BatchSealer {
       busy = (await this.log.append()) || busy;
     }
     busy = (await this.republishSealed()) > 0 || busy;
+    busy = (await this.views.pass()) > 0 || busy;
     if (this.deps.anchor) busy = (await this.anchorProven()) > 0 || busy;
     busy =
       (await repo.finalizeDue(this.deps.db, this.deps.clock.now(), !!this.deps.anchor)) > 0 || busy;

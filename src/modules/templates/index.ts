@@ -6,5 +6,5 @@
 export type { Face, TemplateRow } from './types.js';
 export { publicFacesAndActions } from './service.js';
 export { validateCustom, type CustomCheck } from './custom-schema.js';
-export type { TemplateObjects } from './service.js';
+export type { TemplateObjects, TemplateSwitchListener } from './service.js';
 export { getTemplateForAction } from './service.js';

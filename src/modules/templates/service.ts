@@ -101,12 +101,14 @@ const SWITCH_ATTEMPTS = 20;
  */
 async function switchVisibility(
   objects: TemplateObjects,
+  listeners: readonly TemplateSwitchListener[],
   tx: Executor,
-  orgId: string,
-  templateId: string,
-  isPublic: boolean,
+  s: { orgId: string; templateId: string; isPublic: boolean; now: Date },
 ): Promise<void> {
+  const { orgId, templateId, isPublic } = s;
   await objects.setPublic(tx, orgId, templateId, isPublic);
+  // Before the organization row: nothing the organization's groups wait for is held longer.
+  for (const l of listeners) await l.switching(tx, templateId, s.now);
   await markTemplateSwitch(tx, orgId);
   await objects.setPublic(tx, orgId, templateId, isPublic, { nowait: true });
 }
@@ -127,6 +129,15 @@ export interface TemplateObjects {
   switched(): void;
 }
 
+/**
+ * What else keeps something public of a template's objects (the batches' published contents:
+ * src/container.ts wires it): told of a visibility switch in the switch's own transaction,
+ * so that it follows every switch that commits, whatever becomes of this process.
+ */
+export interface TemplateSwitchListener {
+  switching(tx: Executor, templateId: string, now: Date): Promise<void>;
+}
+
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
 function laterThan(now: Date, prev: Date): Date {
   return now.getTime() > prev.getTime() ? now : new Date(prev.getTime() + 1);
@@ -141,6 +152,7 @@ export class TemplateService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly objects: TemplateObjects,
+    private readonly switches: readonly TemplateSwitchListener[] = [],
   ) {}
 
   /** Creates a template in the caller's organization. */
@@ -269,7 +281,14 @@ export class TemplateService {
     };
     await repo.saveTemplate(tx, next);
     const switched = next.is_public !== row.is_public;
-    if (switched) await switchVisibility(this.objects, tx, orgId, id, next.is_public);
+    if (switched) {
+      await switchVisibility(this.objects, this.switches, tx, {
+        orgId,
+        templateId: id,
+        isPublic: next.is_public,
+        now: next.updated_at,
+      });
+    }
     return { record: toTemplateRecord(next), switched };
   }
 }
