@@ -121,7 +121,8 @@ export class BatchExplorer {
    * (with the batch's row, one statement), and a content that does not show them so is
    * published anew before anything is served (views.ts). Kept in memory by batch and
    * `ipfs_url` (a re-published batch's content has a new one), and built once for requests
-   * that ask at the same time.
+   * that ask at the same time; at most a few builds run at once, and one that waits too long
+   * for its turn is answered 503 (content-gate.ts).
    */
   async content(id: string): Promise<Buffer> {
     const found = await repo.findBatchWithPrivateNow(this.db, id);
