@@ -1,5 +1,5 @@
-import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { SlotGate } from '../../src/lib/slot-gate.js';
 import { CONTENT_BUILD_WAIT_MS } from '../../src/modules/batches/content-gate.js';
 import { useTestService } from '../helpers/harness.js';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
@@ -7,7 +7,7 @@ import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../
 /**
  * At most two batch contents are built at once per process, and a build that waits longer
  * than CONTENT_BUILD_WAIT_MS for its turn is answered 503 (docs/batches.md, "Content and
- * `ipfs_url`"). Builds are held here by a lock on action_logs, which every build reads.
+ * `ipfs_url`"). Builds are held here by taking the gate's places.
  */
 const PER_BATCH = 2;
 const svc = useTestService({ env: { BATCH_MAX_ACTIONS: String(PER_BATCH) } });
@@ -51,44 +51,28 @@ beforeAll(async () => {
   for (const id of batches) expect((await get(`/batches/${id}`)).json().hash).toMatch(/^0x/);
 });
 
-/** Runs `body` while another connection holds action_logs exclusively. */
-async function withActionRowsLocked(body: (waiting: () => Promise<number>) => Promise<void>) {
-  const locker = new pg.Client({ connectionString: svc.database.url });
-  await locker.connect();
-  try {
-    await locker.query('BEGIN');
-    await locker.query('LOCK TABLE action_logs IN ACCESS EXCLUSIVE MODE');
-    const waiting = async () =>
-      Number(
-        (
-          await locker.query<{ n: string }>(
-            `SELECT count(*) AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-              WHERE c.relname = 'action_logs' AND NOT l.granted`,
-          )
-        ).rows[0]!.n,
-      );
-    await body(waiting);
-  } finally {
-    await locker.query('ROLLBACK');
-    await locker.end();
-  }
+/**
+ * The process's build gate, its two places taken by builds that last until `release` (a
+ * content request first reads which of the batch's actions are private now, from the same
+ * tables a build reads, so builds cannot be held by a lock without holding that read too).
+ */
+function holdBothBuilds(): { release: () => void; held: Promise<unknown>[] } {
+  const gate = (svc.container.batches.explorer as unknown as { builds: SlotGate }).builds;
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { release, held: [gate.run(() => until), gate.run(() => until)] };
 }
 
 describe('GET /batches/{batchId}/content builds', () => {
   it('answers 503 code 14 with Retry-After when two builds hold their slots past the wait', async () => {
-    await withActionRowsLocked(async (waiting) => {
-      const held = batches.slice(0, 2).map((id) => get(`/batches/${id}/content`));
-      for (let i = 0; i < 200 && (await waiting()) < 2; i++) {
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(await waiting()).toBe(2);
-
+    const { release, held } = holdBothBuilds();
+    try {
       const started = Date.now();
       const third = await Promise.race([
         get(`/batches/${batches[2]}/content`),
         new Promise<null>((r) => setTimeout(() => r(null), CONTENT_BUILD_WAIT_MS + 3_000)),
       ]);
-      expect(third, 'the third build was not refused; it waits for the lock').not.toBeNull();
+      expect(third, 'the build was not refused: it did not wait for the gate').not.toBeNull();
       expect(Date.now() - started).toBeGreaterThanOrEqual(CONTENT_BUILD_WAIT_MS - 50);
       expect(third!.statusCode).toBe(503);
       expect(third!.headers['retry-after']).toBe('1');
@@ -97,11 +81,11 @@ describe('GET /batches/{batchId}/content builds', () => {
         message: 'too many batch contents are being built; retry later',
         details: { retry_after_seconds: 1 },
       });
-      // Still waiting, never started: the refused build read no row.
-      expect(await waiting()).toBe(2);
-      return void Promise.allSettled(held);
-    });
-    // The lock gone, the held builds and the refused one are answered.
+    } finally {
+      release();
+      await Promise.allSettled(held);
+    }
+    // The places free, every content is answered.
     for (const id of batches) {
       const res = await get(`/batches/${id}/content`);
       expect(res.statusCode, res.body).toBe(200);
