@@ -7896,6 +7896,7 @@ export interface paths {
                 webhook_id: string;
                 action_id: string;
                 status: 'pending' | 'retrying' | 'done' | 'failed' | 'stopped';
+                /** @description the last 50 attempts at most, oldest first */
                 attempts: {
                   /** Format: date-time */
                   when_created: string;
@@ -8315,6 +8316,7 @@ export interface paths {
                 webhook_id: string;
                 action_id: string;
                 status: 'pending' | 'retrying' | 'done' | 'failed' | 'stopped';
+                /** @description the last 50 attempts at most, oldest first */
                 attempts: {
                   /** Format: date-time */
                   when_created: string;
@@ -8408,6 +8410,7 @@ export interface paths {
               webhook_id: string;
               action_id: string;
               status: 'pending' | 'retrying' | 'done' | 'failed' | 'stopped';
+              /** @description the last 50 attempts at most, oldest first */
               attempts: {
                 /** Format: date-time */
                 when_created: string;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPLAY_DELIVERIES_PER_DAY } from '../../src/modules/webhooks/delivery-log.js';
+import { KEPT_ATTEMPTS } from '../../src/modules/webhooks/schema.js';
 import { createMember } from '../helpers/fixtures.js';
 import { expectRefusals } from '../helpers/route-security.js';
 import type { TestService } from '../helpers/service.js';
@@ -129,6 +130,36 @@ describe('POST /webhooks/{webhookId}/events/{eventId}/redeliver', () => {
     await call(svc, signer, 'POST', `/webhooks/${hook.id}/events/${stopped.id}/redeliver`);
     await deliver();
     expect(r.received).toHaveLength(2);
+  });
+
+  it(`keeps a delivery's last ${KEPT_ATTEMPTS} attempts, however often it is redelivered`, async () => {
+    const { signer, r, hook } = await deliveredOnce(1, 410);
+    const [first] = (await call(svc, signer, 'GET', `/webhooks/${hook.id}/events`)).events;
+    const times = [first.attempts[0].when_created];
+    for (let i = 1; i < KEPT_ATTEMPTS + 3; i++) {
+      svc.clock.advance(1000);
+      await call(svc, signer, 'POST', `/webhooks/${hook.id}/events/${first.id}/redeliver`);
+      await deliver();
+      times.push(svc.clock.now().toISOString());
+    }
+    expect(r.received).toHaveLength(KEPT_ATTEMPTS + 3);
+    const [d] = (await call(svc, signer, 'GET', `/webhooks/${hook.id}/events`)).events;
+    expect(d.status).toBe('stopped');
+    // The newest, oldest first, as they were appended.
+    expect(d.attempts.map((a: { when_created: string }) => a.when_created)).toEqual(
+      times.slice(-KEPT_ATTEMPTS),
+    );
+    // A list grown longer before the bound is cut to it by the next attempt.
+    const old = Array.from({ length: KEPT_ATTEMPTS + 10 }, () => d.attempts[0]);
+    await svc.container.db.execute(
+      sql`UPDATE webhook_deliveries SET attempts = ${JSON.stringify(old)}::jsonb WHERE id = ${d.id}`,
+    );
+    svc.clock.advance(1000);
+    await call(svc, signer, 'POST', `/webhooks/${hook.id}/events/${d.id}/redeliver`);
+    await deliver();
+    const [after] = (await call(svc, signer, 'GET', `/webhooks/${hook.id}/events`)).events;
+    expect(after.attempts).toHaveLength(KEPT_ATTEMPTS);
+    expect(after.attempts.at(-1).when_created).toBe(svc.clock.now().toISOString());
   });
 
   it('answers 400 code 9 for a delivery that is not failed or stopped', async () => {

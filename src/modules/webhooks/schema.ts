@@ -134,12 +134,21 @@ export const Attempt = Type.Object({
 });
 export type Attempt = Static<typeof Attempt>;
 
+/**
+ * Attempts a delivery keeps, the newest (docs/webhooks.md, "The delivery log, redelivery and
+ * replay"): rounds of four by redelivery and replay would otherwise grow the list without end,
+ * and every outcome rewrites it whole (repo/claims.ts, recordOutcomes).
+ */
+export const KEPT_ATTEMPTS = 50;
+
 export const Delivery = Type.Object({
   id: Type.String(),
   webhook_id: Type.String(),
   action_id: Type.String(),
   status: DeliveryStatus,
-  attempts: Type.Array(Attempt),
+  attempts: Type.Array(Attempt, {
+    description: `the last ${KEPT_ATTEMPTS} attempts at most, oldest first`,
+  }),
   next_attempt_at: Type.Union([DateTime, Type.Null()]),
   when_created: DateTime,
 });

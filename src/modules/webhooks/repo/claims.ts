@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/pool.js';
 import { asDate, type DbTime } from '../../../db/values.js';
-import type { DeliveryStatus } from '../schema.js';
+import { KEPT_ATTEMPTS, type DeliveryStatus } from '../schema.js';
 
 /**
  * A one-row FROM item that makes the statement's own transaction commit without waiting for
@@ -162,7 +162,8 @@ export interface Outcome {
 /**
  * Records outcomes in one statement. An outcome whose claim is no longer the row's (the
  * lease ran out and another worker took it, or the webhook was switched off) changes
- * nothing. Answers the webhooks that had a delivery become `failed` or `stopped`.
+ * nothing. An attempt is appended to the delivery's list, of which the last KEPT_ATTEMPTS
+ * stay. Answers the webhooks that had a delivery become `failed` or `stopped`.
  */
 export async function recordOutcomes(
   exec: Executor,
@@ -173,7 +174,8 @@ export async function recordOutcomes(
   const { rows } = await exec.execute<{ webhook_id: string }>(sql`
     UPDATE webhook_deliveries d SET status = r.status,
       attempts = CASE WHEN r.attempt IS NULL THEN d.attempts
-        ELSE d.attempts || jsonb_build_array(r.attempt) END,
+        ELSE jsonb_path_query_array(d.attempts || jsonb_build_array(r.attempt),
+          ${`$[last - ${KEPT_ATTEMPTS - 1} to last]`}::jsonpath) END,
       round_attempts = r.round_attempts, next_attempt_at = r.next_attempt_at,
       finished_at = r.finished_at, claim_id = NULL, leased_until = NULL, updated_at = ${now}
     FROM jsonb_to_recordset(${JSON.stringify(outcomes)}::jsonb) AS r(id text, claim_id text,
