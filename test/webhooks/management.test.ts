@@ -217,7 +217,7 @@ describe('webhook addresses (checked when saved)', () => {
     ['not a URL', 'not a url', 'is not a URL'],
     ['loopback', 'https://127.0.0.1/h', 'loopback'],
     ['loopback elsewhere in 127/8', 'https://127.8.9.10/h', 'loopback'],
-    ['localhost by name', 'https://localhost/h', 'loopback'],
+    ['localhost by name', 'https://localhost/h', 'localhost resolves to a non-public address'],
     ['private 10/8', 'https://10.1.2.3/h', 'private'],
     ['private 172.16/12', 'https://172.16.0.1/h', 'private'],
     ['private 192.168/16', 'https://192.168.1.1/h', 'private'],
@@ -248,6 +248,19 @@ describe('webhook addresses (checked when saved)', () => {
     });
     const body = expectInvalid(res, 'url');
     expect(body.details.fields[0]!.reason).toContain(reason);
+  });
+
+  it('refuses a name that resolves to a non-public address without telling the address', async () => {
+    const { owner, templateId } = await ownerWithTemplate();
+    // An internal name would answer an internal address (`postgres` → 172.18.0.2); `localhost`
+    // answers loopback wherever the test runs, without asking any name server.
+    const res = await send(owner, 'POST', '/webhooks', {
+      url: 'https://localhost/h',
+      rules: [{ template_id: templateId }],
+    });
+    const body = expectInvalid(res, 'url');
+    expect(body.details.fields[0]!.reason).toBe('localhost resolves to a non-public address');
+    expect(res.body).not.toMatch(/127\.0\.0\.1|::1|loopback/);
   });
 
   it('accepts a public IPv4 and a global IPv6 address', async () => {

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Db } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretSealer } from '../../lib/sealed-secret.js';
@@ -47,6 +48,8 @@ export interface WebhookServiceDeps {
   resolve: HostResolver;
   /** Seals the keys stored (SECRETS_KEY; src/lib/sealed-secret.ts). */
   secrets: SecretSealer;
+  /** Where a refused name's address goes (debug): the caller is not told it. */
+  logger: Pick<Logger, 'debug'>;
 }
 
 /** Webhooks of an organization: create, list, read, change, delete, rotate the key. */
@@ -182,7 +185,9 @@ export class WebhookService {
   }
 
   private async checkUrl(url: string): Promise<void> {
-    const why = await refusedUrl(url, this.deps.policy, this.deps.resolve);
+    const why = await refusedUrl(url, this.deps.policy, this.deps.resolve, undefined, (d) =>
+      this.deps.logger.debug(d, 'a webhook url refused: its host resolves to a non-public address'),
+    );
     if (why) throw invalid(`webhook url ${why}`, [{ field: 'url', reason: why }]);
   }
 

@@ -62,12 +62,20 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
     resolve,
     extraCa: caFile ? readFileSync(caFile, 'utf8') : null,
     timeoutMs: w.timeoutMs,
+    logger: w.logger,
   });
   const handoff = new DeliveryHandoff(w.db, w.logger);
   // One per process's webhooks: the runner and the fast lane share the keys it has opened.
   const secrets = new SecretSealer(w.config.secrets);
   return {
-    service: new WebhookService({ db: w.db, clock: w.clock, policy, resolve, secrets }),
+    service: new WebhookService({
+      db: w.db,
+      clock: w.clock,
+      policy,
+      resolve,
+      secrets,
+      logger: w.logger,
+    }),
     log: new DeliveryLogService(w.db, w.clock),
     runner: new DeliveryRunner(w.db, w.clock, client, w.logger, secrets),
     client,

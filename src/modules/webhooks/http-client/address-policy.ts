@@ -52,15 +52,35 @@ function rangeName(range: string): string {
  */
 export const RESOLVE_TIMEOUT_MS = 5_000;
 
+/** What a refusal of a name does not tell its caller: the address refused and its range. */
+export interface RefusedDetail {
+  host: string;
+  address: string;
+  range: string;
+}
+
 /**
- * Null when every address of `hostname` may be reached, else a reason naming the first
- * address refused. An IP literal is checked as it is; a name is resolved with `resolve`.
+ * The reason given for a name that resolves to an address the policy refuses: the name only.
+ * The address is this network's own business (a name like `postgres` answers an internal
+ * one), so it goes to the service's log (RefusedDetail), never to the caller or the delivery
+ * log.
+ */
+export function nonPublicName(host: string): string {
+  return `${host} resolves to a non-public address`;
+}
+
+/**
+ * Null when every address of `hostname` may be reached, else the reason. An IP literal is
+ * checked as it is, and the reason names its range (the caller wrote the address); a name is
+ * resolved with `resolve`, and a refusal names no address (nonPublicName): `refused` is told
+ * which, for the service's log.
  */
 export async function refusedHost(
   hostname: string,
   policy: AddressPolicy,
   resolve: HostResolver,
   timeoutMs = RESOLVE_TIMEOUT_MS,
+  refused?: (detail: RefusedDetail) => void,
 ): Promise<string | null> {
   const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
   if (ipaddr.isValid(bare)) {
@@ -91,7 +111,10 @@ export async function refusedHost(
   if (addresses.length === 0) return `${bare} does not resolve`;
   for (const a of addresses) {
     const why = refusedAddress(a, policy);
-    if (why) return `${bare} resolves to ${a}, which is ${why}`;
+    if (why) {
+      refused?.({ host: bare, address: a, range: why });
+      return nonPublicName(bare);
+    }
   }
   return null;
 }

@@ -1,8 +1,14 @@
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
+import type { Logger } from 'pino';
 import { Agent } from 'undici';
-import { refusedAddress, type AddressPolicy, type HostResolver } from './address-policy.js';
+import {
+  nonPublicName,
+  refusedAddress,
+  type AddressPolicy,
+  type HostResolver,
+} from './address-policy.js';
 import { LookupAbandoned, LookupsBusy } from './lookup-gate.js';
 
 /** Ten seconds to answer completely (docs/webhooks.md, "Answers, retries and statuses"). */
@@ -21,6 +27,8 @@ export interface DeliveryClientOptions {
   timeoutMs?: number;
   /** Connections kept per receiver origin. */
   connectionsPerOrigin?: number;
+  /** Where a refused name's address goes (debug): the delivery log does not name it. */
+  logger?: Pick<Logger, 'debug'>;
 }
 
 export interface PostResult {
@@ -78,10 +86,11 @@ export class DeliveryClient {
           for (const a of addresses) {
             const why = refusedAddress(a, opts.policy);
             if (why) {
-              return cb(
-                new RefusedAddress(`${hostname} resolves to ${a}, which is ${why}; not connected`),
-                '',
+              opts.logger?.debug(
+                { host: hostname, address: a, range: why },
+                'a webhook host resolves to a non-public address: not connected',
               );
+              return cb(new RefusedAddress(`${nonPublicName(hostname)}; not connected`), '');
             }
           }
           const all = addresses.map((address) => ({ address, family: isIP(address) }));

@@ -34,15 +34,34 @@ describe('refusedUrl', () => {
   });
 
   it.each([
-    ['private.example', '10.0.0.7, which is private'],
-    ['mixed.example', '192.168.0.10, which is private'],
-    ['metadata.example', 'link-local'],
-    ['loop.example', 'loopback'],
-    ['ula.example', 'unique local'],
-    ['mapped.example', 'IPv4-mapped'],
-    ['nowhere.example', 'does not resolve'],
-  ])('refuses %s, naming the address', async (host, reason) => {
-    expect(await refusedUrl(`https://${host}/hook`, closed, resolve)).toContain(reason);
+    ['private.example', '10.0.0.7', 'private'],
+    ['mixed.example', '192.168.0.10', 'private'],
+    ['metadata.example', '169.254.169.254', 'link-local'],
+    ['loop.example', '127.0.0.1', 'loopback'],
+    ['ula.example', 'fd12::1', 'unique local'],
+    ['mapped.example', '::ffff:10.0.0.1', 'IPv4-mapped'],
+  ])(
+    'refuses %s without naming its address (%s) to the caller; the detail goes to the log',
+    async (host, address, range) => {
+      const told: unknown[] = [];
+      const why = await refusedUrl(`https://${host}/hook`, closed, resolve, undefined, (d) =>
+        told.push(d),
+      );
+      expect(why).toBe(`${host} resolves to a non-public address`);
+      expect(told).toEqual([{ host, address, range: expect.stringContaining(range) }]);
+    },
+  );
+
+  it('refuses a name that does not resolve', async () => {
+    expect(await refusedUrl('https://nowhere.example/hook', closed, resolve)).toBe(
+      'nowhere.example does not resolve',
+    );
+  });
+
+  it('names the range of an address written in the URL (the caller wrote it)', async () => {
+    expect(await refusedUrl('https://10.0.0.7/hook', closed, resolve)).toBe(
+      '10.0.0.7 is private (RFC 1918)',
+    );
   });
 
   it('opens loopback only, by address or name, when loopback is allowed', async () => {
@@ -51,7 +70,7 @@ describe('refusedUrl', () => {
     expect(await refusedUrl('https://loop.example/h', open, resolve)).toBeNull();
     expect(await refusedUrl('https://0.0.0.0/h', open, resolve)).toContain('unspecified');
     expect(await refusedUrl('https://[::]/h', open, resolve)).toContain('unspecified');
-    expect(await refusedUrl('https://private.example/h', open, resolve)).toContain('private');
+    expect(await refusedUrl('https://private.example/h', open, resolve)).toContain('non-public');
   });
 
   it('refuses an address longer than 2048 characters', async () => {

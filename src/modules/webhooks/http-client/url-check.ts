@@ -1,4 +1,9 @@
-import { refusedHost, type AddressPolicy, type HostResolver } from './address-policy.js';
+import {
+  refusedHost,
+  type AddressPolicy,
+  type HostResolver,
+  type RefusedDetail,
+} from './address-policy.js';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -15,13 +20,15 @@ const DOTTED_QUAD = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\
  * "Addresses"): `https` only, no username or password, and a host whose every address is public. An
  * IPv4 address must be written as a plain dotted quad: decimal, hex, octal and short spellings are
  * refused even when they name a public address, since filters elsewhere (proxies, logs,
- * humans) read them differently.
+ * humans) read them differently. `refused` is told the address behind a refused name, which the
+ * reason does not name (refusedHost).
  */
 export async function refusedUrl(
   raw: string,
   policy: AddressPolicy,
   resolve: HostResolver,
   resolveTimeoutMs?: number,
+  refused?: (detail: RefusedDetail) => void,
 ): Promise<string | null> {
   if (raw.length > MAX_URL_LENGTH) return `is longer than ${MAX_URL_LENGTH} characters`;
   let url: URL;
@@ -39,5 +46,5 @@ export async function refusedUrl(
   if (isIpv4 && (written === null || !DOTTED_QUAD.test(written) || written !== host)) {
     return `host "${written ?? host}" is an IPv4 address not written as a plain dotted quad`;
   }
-  return refusedHost(host, policy, resolve, resolveTimeoutMs);
+  return refusedHost(host, policy, resolve, resolveTimeoutMs, refused);
 }
