@@ -66,6 +66,8 @@ export async function makeTestCa(): Promise<TestCa> {
       new x509.SubjectAlternativeNameExtension([
         { type: 'dns', value: 'localhost' },
         { type: 'dns', value: 'rebind.example' },
+        // The names test/helpers/name-server.ts answers with 127.0.0.1.
+        { type: 'dns', value: '*.ok.test' },
         { type: 'ip', value: '127.0.0.1' },
         { type: 'ip', value: '::1' },
       ]),

@@ -9,7 +9,7 @@ import { DeliveryRunner } from './delivery-runner.js';
 import type { HostResolver } from './http-client/address-policy.js';
 import { dnsResolver } from './http-client/dns-resolver.js';
 import { DeliveryClient } from './http-client/delivery-client.js';
-import { gatedResolver } from './http-client/lookup-gate.js';
+import { gatedResolver, SAVE_LOOKUP_QUEUE, SAVE_LOOKUP_SLOTS } from './http-client/lookup-gate.js';
 import { DeliveryHandoff } from './handoff.js';
 import { webhookOutboxHook } from './outbox-hook.js';
 import type { ApplyHooks } from '../ebus/index.js';
@@ -33,8 +33,13 @@ export interface WebhooksWiring {
   clock: Clock;
   config: Config;
   logger: Logger;
-  /** Tests may answer what they like; the system's resolver otherwise. */
+  /**
+   * Tests may answer what they like, for saves and deliveries alike (no gate of ours then
+   * unless they bring one); the gated DNS resolver otherwise.
+   */
   resolve?: HostResolver;
+  /** Tests may name their own name servers (`host:port`); `/etc/resolv.conf`'s otherwise. */
+  nameServers?: string[];
   /** Tests may shorten the 10 s answer time. */
   timeoutMs?: number;
 }
@@ -42,8 +47,13 @@ export interface WebhooksWiring {
 /** Builds the webhooks feature: management, delivery log, and the delivery runner. */
 export function createWebhooks(w: WebhooksWiring): Webhooks {
   const policy = { allowLoopback: w.config.webhooks.allowLoopback };
-  // DNS queries, at most LOOKUP_SLOTS names at once, each name asked once at a time.
-  const resolve = w.resolve ?? gatedResolver(dnsResolver());
+  // DNS queries through two gates (lookup-gate.ts): deliveries', at most LOOKUP_SLOTS names
+  // at once, and saves', at most SAVE_LOOKUP_SLOTS, so that saves (any caller's, as many as
+  // its rate limit lets through) can never take a delivery's place. Within each gate a name
+  // is asked once at a time.
+  const dns = dnsResolver({ servers: w.nameServers });
+  const resolve = w.resolve ?? gatedResolver(dns);
+  const saveResolve = w.resolve ?? gatedResolver(dns, SAVE_LOOKUP_SLOTS, SAVE_LOOKUP_QUEUE);
   // Both settings open doors production must keep shut: say so at every start.
   if (policy.allowLoopback) {
     w.logger.warn(
@@ -72,7 +82,7 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
       db: w.db,
       clock: w.clock,
       policy,
-      resolve,
+      resolve: saveResolve,
       secrets,
       logger: w.logger,
     }),

@@ -5,17 +5,28 @@
 export type HostResolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
 
 /**
- * Host lookups in flight at once, per process. Each is a pair of DNS queries that holds no
- * thread and ends within a few seconds (dns-resolver.ts), so a name whose name servers never
- * answer holds one of these for that long, and many such names delay the others only once
- * they take every slot. A name holds at most one slot, however many callers want it (see
- * gatedResolver); an organization has at most 64 attempts in flight (docs/webhooks.md), so
- * no one organization can hold them all.
+ * Host lookups of deliveries in flight at once, per process. Each is a pair of DNS queries
+ * that holds no thread and ends within a few seconds (dns-resolver.ts), so a name whose name
+ * servers never answer holds one of these for that long, and many such names delay the others
+ * only once they take every slot. A name holds at most one slot, however many callers want it
+ * (see gatedResolver), and an organization's deliveries name at most its five webhooks' hosts.
+ * Saving a webhook never takes one of these: saves have a gate of their own
+ * (SAVE_LOOKUP_SLOTS), so callers' saves cannot make a delivery wait.
  */
 export const LOOKUP_SLOTS = 128;
 
 /** Lookups (of distinct names) that may wait for a slot; one more is refused at once. */
 export const LOOKUP_QUEUE = 256;
+
+/**
+ * Host lookups of webhook saves (`POST /webhooks`, a `PUT` of `url`) in flight at once, and
+ * waiting, per process: a gate apart from the deliveries' (docs/webhooks.md, "Addresses").
+ * A save whose name never answers holds its slot up to 5 s; beyond the queue a save is
+ * answered 503 (address-policy.ts). Names that hang can so delay or refuse other saves, never
+ * a delivery.
+ */
+export const SAVE_LOOKUP_SLOTS = 16;
+export const SAVE_LOOKUP_QUEUE = 32;
 
 /** A lookup refused because too many wait for a slot already. */
 export class LookupsBusy extends Error {
