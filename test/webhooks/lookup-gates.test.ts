@@ -1,7 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AppError, Code } from '../../src/lib/errors.js';
+import { BUSY_LOOKUP_SHARE } from '../../src/modules/webhooks/http-client/delivery-client.js';
+import { dnsResolver } from '../../src/modules/webhooks/http-client/dns-resolver.js';
 import {
+  gatedResolver,
   LOOKUP_SLOTS,
   SAVE_LOOKUP_QUEUE,
   SAVE_LOOKUP_SLOTS,
@@ -15,7 +18,8 @@ import { execute, ownerAuthOf, signerWithTemplate } from '../helpers/webhooks.js
 /**
  * Host lookups of saves and of deliveries (docs/webhooks.md, "Addresses" and "Answers,
  * retries and statuses"; security review of src/modules/webhooks, 2026-11-29): callers'
- * saves whose names answer slowly must not make other organizations' deliveries wait.
+ * saves whose names answer slowly must not make other organizations' deliveries wait, and a
+ * delivery whose time went to waiting for a lookup is not counted against its receiver.
  * Through the service's own resolver and gates, against a name server of the test's own.
  */
 const suite = webhookSuite();
@@ -98,5 +102,44 @@ describe('saves and deliveries', () => {
     expect(outcomes.filter((o) => o === 'refused')).toHaveLength(
       SAVE_LOOKUP_SLOTS + SAVE_LOOKUP_QUEUE,
     );
+  }, 30_000);
+});
+
+describe('an attempt whose time went to its host lookup', () => {
+  /**
+   * A delivery whose receiver answers in `answerMs`, in a process whose one lookup slot is
+   * held by a name that does not answer until `releaseMs`: the delivery's lookup waits that
+   * long for the slot, then the rest of the attempt runs.
+   */
+  async function attemptAfterWait(releaseMs: number, answerMs: number, timeoutMs: number) {
+    const svc = suite.svc;
+    const { signer, templateId } = await signerWithTemplate(svc);
+    const r = await suite.receiver(() => ({ status: 200, delayMs: answerMs }));
+    const gate = gatedResolver(dnsResolver({ servers: ns.servers }), 1);
+    const hooks = webhooksWith({ resolve: gate, timeoutMs });
+    const hook = await hooks.service.create(ownerAuthOf(signer), {
+      url: `https://victim.ok.test:${r.port}/hook`,
+      rules: [{ template_id: templateId }],
+    });
+    await execute(svc, signer, 'mint', { template_id: templateId }, 0);
+    const holding = gate('slot.hang.test').catch(() => undefined);
+    const release = setTimeout(() => ns.release(), releaseMs);
+    await new WebhookDeliveryWorker(hooks.runner, svc.container.logger).runOnce();
+    clearTimeout(release);
+    await holding;
+    return { r, deliveries: await deliveriesOf(hook.id) };
+  }
+
+  it(`is not counted when more than ${BUSY_LOOKUP_SHARE * 100} % of its time went to waiting for a lookup slot`, async () => {
+    // 4 s to answer; the lookup waits 3 s (75 %), then the receiver takes 2 s: out of time.
+    const { r, deliveries } = await attemptAfterWait(3_000, 2_000, 4_000);
+    expect(r.received).toHaveLength(1);
+    expect(deliveries).toEqual([{ status: 'pending', round_attempts: 0, n: 0 }]);
+  }, 30_000);
+
+  it('still counts when the wait was short and the receiver took the rest', async () => {
+    // The lookup waits 0.5 s (12.5 %); the receiver does not answer within the 4 s.
+    const { deliveries } = await attemptAfterWait(500, 6_000, 4_000);
+    expect(deliveries).toEqual([{ status: 'retrying', round_attempts: 1, n: 1 }]);
   }, 30_000);
 });

@@ -177,6 +177,24 @@ describe('gatedResolver', () => {
     expect(calls).toBe(1);
   });
 
+  it('tells each caller when its lookup starts: a waiting one as it leaves the queue, one joining a running lookup at once', async () => {
+    const held = heldResolver();
+    const gated = gatedResolver(held.resolve, 1, 10);
+    const told: string[] = [];
+    const first = gated('a.example', undefined, () => told.push('a'));
+    const queued = gated('b.example', undefined, () => told.push('b'));
+    const joined = gated('b.example', undefined, () => told.push('b again'));
+    expect(told).toEqual(['a']);
+    held.settle('a.example');
+    await first;
+    await turn();
+    expect(told).toEqual(['a', 'b', 'b again']);
+    const late = gated('b.example', undefined, () => told.push('b late'));
+    expect(told).toEqual(['a', 'b', 'b again', 'b late']);
+    held.settle('b.example');
+    await Promise.all([queued, joined, late]);
+  });
+
   it('an already aborted signal never starts a lookup', async () => {
     const held = heldResolver();
     await expect(gatedResolver(held.resolve)('a.example', AbortSignal.abort())).rejects.toThrow(

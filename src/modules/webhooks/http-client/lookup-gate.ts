@@ -47,10 +47,20 @@ export class LookupAbandoned extends Error {
   }
 }
 
-/** A gated resolver, which also tells whether a lookup of a name waits for a slot now. */
+/**
+ * A gated resolver, which also tells whether a lookup of a name waits for a slot now, and
+ * tells a caller (`started`) when the lookup it waits for leaves the queue and runs: what came
+ * before was this process's queue, not the name's name servers.
+ */
 export interface GatedResolver extends HostResolver {
+  (hostname: string, signal?: AbortSignal, started?: () => void): Promise<string[]>;
   /** True while a lookup of `hostname` waits for a slot: it has not started. */
   waitsForSlot(hostname: string): boolean;
+}
+
+/** Whether `resolve` is gated (gatedResolver), so it tells its callers when lookups start. */
+export function isGated(resolve: HostResolver): resolve is GatedResolver {
+  return typeof (resolve as Partial<GatedResolver>).waitsForSlot === 'function';
 }
 
 interface Caller {
@@ -58,6 +68,7 @@ interface Caller {
   fail: (err: unknown) => void;
   signal: AbortSignal | undefined;
   leave: () => void;
+  started: (() => void) | undefined;
 }
 
 /** One lookup of one name, waiting for a slot or running, and everyone waiting for it. */
@@ -77,7 +88,8 @@ interface Lookup {
  * settles, not when its callers stop waiting. A caller that aborts stops waiting itself,
  * answered with the abort at once; a lookup still waiting whose callers have all gone leaves
  * the queue and never starts, while one that runs is told to stop (the signal `resolve` is
- * given) and holds its slot until it settles.
+ * given) and holds its slot until it settles. A caller's `started` is called when the lookup it
+ * waits for starts, at once if it runs already.
  */
 export function gatedResolver(
   resolve: HostResolver,
@@ -99,6 +111,7 @@ export function gatedResolver(
   const start = (lookup: Lookup) => {
     lookup.started = true;
     running++;
+    for (const c of lookup.callers) c.started?.();
     // The name's lookup runs once; its callers share the answer (or the failure).
     resolve(lookup.hostname, lookup.stop.signal)
       .then(
@@ -114,7 +127,7 @@ export function gatedResolver(
     while (running < slots && waiting.length > 0) start(waiting.shift()!);
   };
 
-  const gated = (hostname: string, signal?: AbortSignal) =>
+  const gated = (hostname: string, signal?: AbortSignal, started?: () => void) =>
     new Promise<string[]>((answer, fail) => {
       if (signal?.aborted) return fail(new LookupAbandoned(false));
       const found = byName.get(hostname);
@@ -129,6 +142,7 @@ export function gatedResolver(
         answer,
         fail,
         signal,
+        started,
         leave: () => {
           joined.callers.delete(c);
           fail(new LookupAbandoned(joined.started));
@@ -144,6 +158,8 @@ export function gatedResolver(
       };
       signal?.addEventListener('abort', c.leave, { once: true });
       joined.callers.add(c);
+      // Joined a lookup already running: nothing to wait for.
+      if (joined.started) c.started?.();
       if (found) return;
       byName.set(hostname, joined);
       if (running < slots) start(joined);
