@@ -67,6 +67,25 @@ describe('rate limits', () => {
     expect(other.statusCode).toBe(200);
   });
 
+  it('counts webhook management per organization: its second caller shares the first one’s allowance', async () => {
+    const a = await createMember(svc);
+    const sameOrg = await createMember(svc, { orgId: a.orgId });
+    const otherOrg = await createMember(svc);
+    // Refused by validation, but counted first: the allowance is spent on arrival.
+    const save = (m: typeof a) =>
+      svc.app.inject({ method: 'POST', url: '/webhooks', headers: m.headers, payload: {} });
+    const statuses: number[] = [];
+    while (!statuses.includes(429) && statuses.length < 8)
+      statuses.push((await save(a)).statusCode);
+    expect(statuses.filter((s) => s === 400).length).toBeGreaterThanOrEqual(5);
+    expect(statuses).toContain(429);
+    const refused = await save(sameOrg);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json().code).toBe(8);
+    expect(refused.headers['x-ratelimit-limit']).toBe('30');
+    expect((await save(otherOrg)).statusCode).toBe(400);
+  });
+
   it('never counts or refuses the health routes; /metrics counts against the anonymous limit', async () => {
     const tight = await startTestService({
       env: {

@@ -38,7 +38,9 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
     write: g('write', 60, 10),
     search: g('search', 120, 20),
     upload: g('upload', 30, 5),
-    webhooks: g('webhooks', 30, 5),
+    // Per organization: saves hold host lookup places (docs/webhooks.md, "Addresses"), and an
+    // organization's members and keys are not each another allowance.
+    webhooks: { ...g('webhooks', 30, 5), per: 'organization' },
     // A content not kept in memory is built on the event loop (~20 ms for an ordinary batch,
     // up to ~0.7 s for the largest), and anyone may ask: ten a second from a caller, so that a
     // monitor keeps up with the batches sealed and an auditor reads a thousand in ~100 s.

@@ -67,8 +67,9 @@ function setHeaders(reply: FastifyReply, d: Decision) {
 
 /**
  * Rate limits per API key (docs/api.md, "Rate limits"), per signed-in wallet, or per client address
- * for anonymous calls; the event bus group is per organization and counts actions, so a batch
- * of 100 costs 100. Runs after authentication; the event bus check waits for the body.
+ * for anonymous calls; the event bus group (which counts actions, so a batch of 100 costs 100)
+ * and webhook management are per organization. Runs after authentication; the event bus check
+ * waits for the body.
  */
 export function registerRateLimits(app: App, opts: RateLimitOptions) {
   const groups = buildGroups(opts.defaults);

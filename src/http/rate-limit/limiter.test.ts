@@ -104,4 +104,9 @@ describe('groups', () => {
     expect(groupOf('GET', '/batches/:batchId')).toBe('default');
     expect(groupOf('GET', '/public/objects')).toBe('default');
   });
+
+  it('counts the event bus and webhook management per organization, the others per caller', () => {
+    const per = Object.fromEntries(Object.values(groups).map((g) => [g.name, g.per]));
+    expect(per).toMatchObject({ ebus: 'organization', webhooks: 'organization', write: 'caller' });
+  });
 });
