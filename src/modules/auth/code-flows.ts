@@ -219,7 +219,7 @@ export class CodeFlows {
   ): Promise<{ proof: Confirmation; receipt: HandOverReceipt }> {
     let receipt: HandOverReceipt = { sessionIds: [], apiKeyIds: [] };
     const proof = await this.accounts.confirmAddress(tx, walletId, channel, async () => {
-      receipt = await this.handOver.clear(tx, walletId, keep);
+      receipt = await this.handOver.clear(tx, walletId, channel, keep);
     });
     return { proof, receipt };
   }

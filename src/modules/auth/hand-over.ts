@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { revokeKeysCreatedBy } from '../api-keys/index.js';
 import { endWalletMemberships } from '../members/index.js';
 import type { Accounts, CredentialType } from '../wallets/index.js';
+import { retireWalletCodes, type Channel } from './repo/codes.js';
 import type { SessionManager } from './sessions.js';
 
 /** What a hand-over ended, for the caches to forget once its transaction committed. */
@@ -28,7 +29,10 @@ export interface ApiKeyCache {
  *   so the owner lands in none of them through one;
  * - every membership of the wallet ends, so it is owner of no organization it founded (they
  *   keep their other members, balance and records, detached from the wallet);
- * - it signs in to no organization by default.
+ * - it signs in to no organization by default;
+ * - it keeps only the address just proven: its other address (email or phone number),
+ *   named or even confirmed by whoever made it, goes with its confirmation and its live
+ *   codes, so that address never signs in to it again nor proves it over again.
  *
  * `forget` then drops what this instance cached of the sessions and keys at once (other
  * instances follow within their caches' lifetimes, 4 s and 30 s).
@@ -41,8 +45,15 @@ export class HandOver {
     private readonly apiKeys: ApiKeyCache,
   ) {}
 
-  async clear(tx: Executor, walletId: string, keep: CredentialType[]): Promise<HandOverReceipt> {
+  async clear(
+    tx: Executor,
+    walletId: string,
+    proven: Channel,
+    keep: CredentialType[],
+  ): Promise<HandOverReceipt> {
     const now = this.clock.now();
+    const dropped = await this.accounts.keepOnlyAddress(tx, walletId, proven);
+    await retireWalletCodes(tx, walletId, dropped, now);
     await this.accounts.removeCredentialsExcept(tx, walletId, keep);
     const sessions = await this.sessions.endAllOf(tx, walletId, 'address_proven');
     const apiKeyIds = await revokeKeysCreatedBy(tx, walletId, now);

@@ -261,6 +261,19 @@ export class Accounts {
     if (!keep.includes('password')) await repo.setPasswordHash(exec, walletId, null, now);
   }
 
+  /**
+   * The wallet keeps only the address of `kept`'s channel, the one just proven (a
+   * hand-over): any other address it named or held goes, with its confirmation, since it
+   * was set up by whoever made the wallet. Answers the channels of the addresses dropped.
+   */
+  async keepOnlyAddress(
+    exec: Executor,
+    walletId: string,
+    kept: 'email' | 'sms',
+  ): Promise<('email' | 'sms')[]> {
+    return repo.dropAddressesExcept(exec, walletId, kept, this.clock.now());
+  }
+
   /** The wallet no longer signs in to any organization by default (a hand-over). */
   async clearDefaultOrganization(exec: Executor, walletId: string): Promise<void> {
     await repo.clearDefaultOrganization(exec, walletId, this.clock.now());

@@ -135,6 +135,27 @@ export async function confirmAddress(
   return row.at !== null ? 'already' : 'held';
 }
 
+/**
+ * Drops every address of the wallet but the one of `kept`'s channel, with its confirmation
+ * (the hand-over of a wallet to the owner of the address just proven). Answers the channels
+ * of the addresses it dropped.
+ */
+export async function dropAddressesExcept(
+  exec: Executor,
+  walletId: string,
+  kept: 'email' | 'sms',
+  now: Date,
+): Promise<('email' | 'sms')[]> {
+  const other = kept === 'email' ? 'sms' : 'email';
+  const column = other === 'email' ? sql`email` : sql`phone_number`;
+  const confirmed = other === 'email' ? sql`email_confirmed_at` : sql`phone_confirmed_at`;
+  const { rows } = await exec.execute<{ id: string }>(sql`UPDATE wallets
+    SET ${column} = NULL, ${confirmed} = NULL, updated_at = ${now}
+    WHERE id = ${walletId} AND (${column} IS NOT NULL OR ${confirmed} IS NOT NULL)
+    RETURNING id`);
+  return rows.length === 1 ? [other] : [];
+}
+
 export async function setDefaultOrganization(exec: Executor, walletId: string, orgId: string) {
   await exec.execute(sql`UPDATE wallets SET default_org_id = ${orgId}
     WHERE id = ${walletId} AND default_org_id IS DISTINCT FROM ${orgId}`);

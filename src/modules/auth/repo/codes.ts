@@ -113,6 +113,19 @@ export async function retireOthers(
       AND id <> ${usedId}`);
 }
 
+/** Uses up every live code of the wallet sent on these channels (its address there went). */
+export async function retireWalletCodes(
+  exec: Executor,
+  walletId: string,
+  channels: Channel[],
+  now: Date,
+): Promise<void> {
+  if (channels.length === 0) return;
+  await exec.execute(sql`UPDATE codes SET used_at = ${now}
+    WHERE wallet_id = ${walletId} AND used_at IS NULL
+      AND channel = ANY(${`{${channels.join(',')}}`}::text[])`);
+}
+
 export interface NewCode {
   id: string;
   purpose: CodePurpose;
