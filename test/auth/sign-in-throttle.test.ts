@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { ACCOUNT_POLICY, ADDRESS_POLICY } from '../../src/modules/auth/throttle.js';
-import { signUp } from '../helpers/identity.js';
+import { bearer, lastCode, signUp, type Tokens } from '../helpers/identity.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 // The sign-in failure throttle under concurrency: a failure is reserved before the password
@@ -52,6 +52,23 @@ let net = 0;
 const freshIp = () => {
   net += 1;
   return `10.${200 + Math.floor(net / 250)}.${net % 250}.7`;
+};
+
+/** The account confirms its email: it holds the address. */
+async function holderOf<T extends Tokens & { email: string }>(acct: T): Promise<T> {
+  const post = (url: string, payload: object) =>
+    svc.app.inject({ method: 'POST', url, payload, headers: bearer(acct) });
+  expect((await post('/auth/verification-code', {})).statusCode).toBe(200);
+  const code = await lastCode(svc, acct.email);
+  expect((await post('/auth/verify', { code })).statusCode).toBe(200);
+  return acct;
+}
+
+const accountFailures = async (email: string): Promise<number> => {
+  const { rows } = await svc.container.db.execute<{ failures: number }>(
+    sql`SELECT failures FROM sign_in_failures WHERE key = ${`account:${email}`}`,
+  );
+  return rows[0]?.failures ?? 0;
 };
 
 describe('the sign-in failure throttle under concurrency', () => {
@@ -117,7 +134,7 @@ describe('the sign-in failure throttle under concurrency', () => {
   });
 
   it('counts a right password as no failure, for the account or the address', async () => {
-    const acct = await signUp(svc);
+    const acct = await holderOf(await signUp(svc));
     const ip = freshIp();
     // Four wrong and the right one at once: each reserves a slot; the right one gives its
     // slot back and clears the account.
@@ -144,4 +161,46 @@ describe('the sign-in failure throttle under concurrency', () => {
     }
     expect((await login(svc, acct.email, 'wrong guess', freshIp())).statusCode).toBe(429);
   });
+});
+
+/**
+ * The failures counted for an address (`account:<address>`) are forgiven by a right password
+ * of the wallet that holds the address only. Any number of wallets may name it, each with a
+ * password its maker chose: were their sign-ins to clear the count, a guesser with one such
+ * wallet would guess the holder's password four times, sign in once to their own, and go on
+ * for ever.
+ */
+describe('a right password clears the count of failures for its address', () => {
+  const RULE = [
+    { signer: 'the wallet holding the address', clears: true },
+    { signer: 'another wallet naming it, unconfirmed', clears: false },
+    { signer: 'the one wallet naming it, unconfirmed', clears: false },
+  ] as const;
+  const wrongBefore = ACCOUNT_POLICY.freeFailures - 1;
+
+  for (const { signer, clears } of RULE) {
+    it(`${signer}: ${clears ? 'cleared' : 'only its own attempt given back'}`, async () => {
+      const first = await signUp(svc);
+      const named = signer === 'the one wallet naming it, unconfirmed';
+      const holder = named ? null : await holderOf(first);
+      const other = named
+        ? first
+        : await signUp(svc, { email: first.email, password: 'the other password' });
+      for (let i = 0; i < wrongBefore; i++) {
+        expect((await login(svc, first.email, 'wrong guess', freshIp())).statusCode).toBe(401);
+      }
+      const right = signer === 'the wallet holding the address' ? holder! : other;
+      const res = await login(svc, first.email, right.password, freshIp());
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json<Tokens>().wallet.id).toBe(right.wallet.id);
+      expect(await accountFailures(first.email)).toBe(clears ? 0 : wrongBefore);
+      // What is left of the free failures before the wait.
+      const left = clears ? ACCOUNT_POLICY.freeFailures : 1;
+      for (let i = 0; i < left; i++) {
+        expect((await login(svc, first.email, 'wrong guess', freshIp())).statusCode).toBe(401);
+      }
+      const next = await login(svc, first.email, 'wrong guess', freshIp());
+      expect([next.statusCode, next.json<{ code: number }>().code]).toEqual([429, 8]);
+    });
+  }
 });

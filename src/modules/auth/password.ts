@@ -83,11 +83,18 @@ export class PasswordLogin {
       // One answer for an unknown account and a wrong password; the reservation stays.
       throw unauthenticated('wrong email, phone number or password');
     }
-    await this.throttle.release(accountKey, addressKeys);
-    // A sign-in by the wallet that proved the address marks this network as its owner's.
     const proven =
       contact.channel === 'email' ? wallet.email_confirmed_at : wallet.phone_confirmed_at;
-    if (proven) await this.codes.trustRequester(recipientOf(contact), client.ip);
+    if (proven) {
+      // The holder of the address: the failures counted for it are forgiven, and this
+      // network is marked as its owner's.
+      await this.throttle.release(accountKey, addressKeys);
+      await this.codes.trustRequester(recipientOf(contact), client.ip);
+    } else {
+      // A wallet that only names the address (anyone can make one, with a password of their
+      // own): its sign-in forgives only itself, never the guesses at the holder's password.
+      await this.throttle.giveBack([accountKey, ...addressKeys]);
+    }
     return this.db.transaction(async (tx) => {
       const creds = await this.accounts.credentials(tx, wallet.id);
       const credentialId = creds.find((c) => c.type === 'password')?.id;

@@ -9,7 +9,8 @@ import * as repo from './repo/throttle.js';
  *
  * An attempt reserves its failure before the password is checked (`reserve`), so however
  * many arrive at once, no more than the free failures reach the password hash; a right
- * password then gives its reservation back (`release`). See docs/decisions.md.
+ * password then gives its reservation back, and clears the account's count only when its
+ * wallet holds the address (`release`; else `giveBack`). See docs/decisions.md.
  */
 export interface SignInThrottle {
   /**
@@ -18,10 +19,16 @@ export interface SignInThrottle {
    */
   reserve(keys: string[]): Promise<number>;
   /**
-   * The attempt was right: the account's count is cleared, and the reservation on each other
-   * key (the client address) is given back, never counted as a failure.
+   * The attempt was right, by the holder of the account's address: the account's count is
+   * cleared, and the reservation on each other key (the client address) is given back,
+   * never counted as a failure.
    */
   release(accountKey: string, otherKeys: string[]): Promise<void>;
+  /**
+   * The attempt was right but proves nothing of the others counted on these keys (a wallet
+   * that only names the address): its own reservation on each is given back, nothing more.
+   */
+  giveBack(keys: string[]): Promise<void>;
 }
 
 export interface ThrottlePolicy {
@@ -89,6 +96,14 @@ export class PgSignInThrottle implements SignInThrottle {
       await repo.forget(tx, accountKey);
       for (const key of [...new Set(otherKeys)].sort()) {
         if (key !== accountKey) await repo.giveBack(tx, key, this.policyOf(key).freeFailures);
+      }
+    });
+  }
+
+  async giveBack(keys: string[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      for (const key of [...new Set(keys)].sort()) {
+        await repo.giveBack(tx, key, this.policyOf(key).freeFailures);
       }
     });
   }
