@@ -15,7 +15,12 @@ import type pg from 'pg';
 import type { Container } from '../src/container.js';
 import { buildApp, routeTableOf, type App, type RouteEntry } from '../src/http/app.js';
 import { createLogger } from '../src/http/logger.js';
-import { GRANT_SITES, mayGrant, SELF_SIGNUP_ROLE } from '../src/lib/grants.js';
+import {
+  GRANT_SITES,
+  mayGrant,
+  RECENT_SIGN_IN_ROLES,
+  SELF_SIGNUP_ROLE,
+} from '../src/lib/grants.js';
 import {
   OPERATIONS,
   RESOURCES,
@@ -219,6 +224,13 @@ function grantsSection(): string[] {
     '  The last owner cannot be demoted or removed; an accepted invitation whose address has',
     '  no account yet does not count as an owner for this (no one can act as it).',
     '- A new organization makes its creator its owner: a person may always start one.',
+    `- **A recent sign-in**: a person creating an API key, or granting ${RECENT_SIGN_IN_ROLES.map((r) => `\`${r}\``).join(' or ')}`,
+    '  (inviting, or changing a role to it), needs a session opened by a sign-in within the last',
+    '  10 minutes, as for changing credentials (docs/auth.md, "Changing credentials");',
+    '  otherwise 403 code 7 with `details: {reauthenticate: true, max_age_seconds: 600}`: a key,',
+    "  and an admin's power to make keys, outlive the token that granted them. An API key",
+    '  granting a role is bounded by its permissions alone, and cannot create keys (`POST',
+    "  /api-keys` takes a person's token).",
   );
   return lines;
 }

@@ -211,7 +211,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     log: log.network(),
   });
   const policies = new PolicyService(db, clock, policyStates);
-  const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier);
+  const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier, identity.sessions);
   const idempotency = new IdempotencyService(db, clock);
   const sweeper = new IdempotencySweeper(db, clock, deps.logger);
   const authSweeper = new AuthSweeper(db, clock, config.sessions.maxAgeMs, deps.logger);
@@ -276,6 +276,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       sessions.invalidateAll();
       apiKeyVerifier.forgetAll();
     },
+    requireRecentSignIn: identity.sessions.requireRecentSignIn.bind(identity.sessions),
   };
   const organizations = new OrganizationService(db, clock, access, organizationMembers);
   const members = new MemberService(db, clock, access, sender, config.publicUrl);

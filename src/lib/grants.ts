@@ -22,6 +22,13 @@ import {
 /** The role a wallet joins an organization with by self sign-up. */
 export const SELF_SIGNUP_ROLE: Role = 'member';
 
+/**
+ * The roles a person grants (an invitation, a role change) only with a recent sign-in
+ * (docs/auth.md, "Changing credentials"), as for creating an API key: their holders mint keys
+ * and make others admin, power that outlives the token of whoever granted it.
+ */
+export const RECENT_SIGN_IN_ROLES: readonly Role[] = ['owner', 'admin'];
+
 /** Who grants, as far as the ceiling is concerned. */
 export interface Granter {
   /** For a person: its role's permissions there; for an API key: exactly the key's. */

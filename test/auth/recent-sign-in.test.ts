@@ -1,8 +1,12 @@
+import { sql } from 'drizzle-orm';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { describe, expect, it } from 'vitest';
+import { permissionsOfRole } from '../../src/lib/permissions.js';
 import { RECENT_SIGN_IN_MS } from '../../src/modules/auth/recent-sign-in.js';
 import { readOutbox } from '../../src/modules/notify/repo.js';
-import { bearer, lastCode, signUp, type Tokens } from '../helpers/identity.js';
+import { createApiKey, crudOf } from '../helpers/api-keys.js';
+import { createMember, type TestMember } from '../helpers/fixtures.js';
+import { bearer, lastCode, signUp, uniqueEmail, type Tokens } from '../helpers/identity.js';
 import { useTestService } from '../helpers/harness.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
@@ -185,5 +189,133 @@ describe('credential changes are told to the addresses the wallet holds', () => 
     }
     await noticesSent();
     expect((await kindsTo(acct.email)).filter((k) => k !== 'verification')).toEqual([]);
+  });
+});
+
+/**
+ * Power that outlives the token needs a recent sign-in too (docs/auth.md, "Changing
+ * credentials"): an API key (it lasts up to a year and survives a password reset or a
+ * sign-out), and the admin or owner role given by an invitation or a role change (its holder
+ * mints keys and makes others admin). Granting less stays open to any live session. Each
+ * operation against each way of holding a session; the refusal is the one credential changes
+ * get.
+ */
+describe('minting lasting power needs a recent sign-in', () => {
+  const GRANTS = [
+    { operation: 'create an API key', guarded: true },
+    { operation: 'invite an admin', guarded: true },
+    { operation: 'invite an owner', guarded: true },
+    { operation: 'make a member admin', guarded: true },
+    { operation: 'make a member owner', guarded: true },
+    { operation: 'invite a member', guarded: false },
+    { operation: 'make an admin a viewer', guarded: false },
+  ] as const;
+  type Operation = (typeof GRANTS)[number]['operation'];
+
+  /** An organization's owner, holding its session as `holder` says; answers its headers. */
+  async function ownerHolding(holder: Holder) {
+    const owner = await createMember(svc, { role: 'owner' });
+    let headers = owner.headers;
+    if (holder === '9 minutes after') svc.clock.advance(9 * MIN);
+    if (holder === '11 minutes after') svc.clock.advance(11 * MIN);
+    if (holder === 'refreshed 11 minutes after') {
+      svc.clock.advance(11 * MIN);
+      const res = await post('/auth/refresh-token', { refresh_token: owner.refreshToken });
+      expect(res.statusCode, res.body).toBe(200);
+      headers = bearer(res.json<Tokens>());
+    }
+    if (holder === 'signed in again') {
+      svc.clock.advance(11 * MIN);
+      const db = svc.container.db;
+      const tokens = await svc.container.sessions.issue(db, {
+        walletId: owner.walletId,
+        orgId: owner.orgId,
+        device: 'test',
+      });
+      headers = bearer(tokens);
+    }
+    return { owner, headers };
+  }
+
+  const keysOf = async (orgId: string) =>
+    (
+      await svc.container.db.execute<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM api_keys WHERE organization_id = ${orgId}`,
+      )
+    ).rows[0]!.n;
+  const membersOf = async (orgId: string) =>
+    (
+      await svc.container.db.execute<{ id: string; role: string; status: string }>(
+        sql`SELECT id, role, status FROM members WHERE organization_id = ${orgId} ORDER BY id`,
+      )
+    ).rows;
+
+  /** Runs `operation` as `owner` with `headers`; the answer. */
+  async function run(operation: Operation, owner: TestMember, headers: Record<string, string>) {
+    const membersUrl = `/organizations/${owner.orgId}/members`;
+    if (operation === 'create an API key') {
+      return post('/api-keys', { name: 'k', permissions: crudOf(['objects.read']) }, headers);
+    }
+    if (operation.startsWith('invite')) {
+      const role = operation.split(' ').pop()!;
+      return post(membersUrl, { email: uniqueEmail('invitee'), role }, headers);
+    }
+    const [from, to] =
+      operation === 'make an admin a viewer'
+        ? ['admin', 'viewer']
+        : ['member', operation.split(' ').pop()!];
+    const target = await createMember(svc, { orgId: owner.orgId, role: from as 'admin' });
+    return svc.app.inject({
+      method: 'PATCH',
+      url: `${membersUrl}/${target.memberId}`,
+      headers,
+      payload: { role: to },
+    });
+  }
+
+  for (const { operation, guarded } of GRANTS) {
+    for (const { holder, allowed: recent } of RULE) {
+      const allowed = recent || !guarded;
+      it(`${operation}, ${holder}: ${allowed ? 'allowed' : '403 code 7'}`, async () => {
+        const { owner, headers } = await ownerHolding(holder);
+        const before = { keys: await keysOf(owner.orgId), members: await membersOf(owner.orgId) };
+        const res = await run(operation, owner, headers);
+        if (allowed) {
+          expect(res.statusCode, res.body).toBe(200);
+          return;
+        }
+        expect([res.statusCode, res.json<{ code: number }>().code], res.body).toEqual([403, 7]);
+        expect(res.json<{ details: unknown }>().details).toEqual({
+          reauthenticate: true,
+          max_age_seconds: 600,
+        });
+        // Nothing changed: no key, no invitation, no role (the target made for a role change
+        // is the only new member, with the role it had).
+        expect(await keysOf(owner.orgId)).toBe(before.keys);
+        const after = await membersOf(owner.orgId);
+        const added = after.filter((m) => !before.members.some((b) => b.id === m.id));
+        expect(added.map((m) => [m.role, m.status])).toEqual(
+          operation.startsWith('make') ? [['member', 'active']] : [],
+        );
+      });
+    }
+  }
+
+  it('leaves an API key as it was: it invites an admin within its permissions, and makes no key', async () => {
+    const owner = await createMember(svc, { role: 'owner' });
+    const key = await createApiKey(svc, owner, [...permissionsOfRole('admin')]);
+    svc.clock.advance(11 * MIN);
+    const invited = await post(
+      `/organizations/${owner.orgId}/members`,
+      { email: uniqueEmail('by-key'), role: 'admin' },
+      key.headers,
+    );
+    expect(invited.statusCode, invited.body).toBe(200);
+    const minted = await post(
+      '/api-keys',
+      { name: 'k', permissions: crudOf(['objects.read']) },
+      key.headers,
+    );
+    expect([minted.statusCode, minted.json<{ code: number }>().code]).toEqual([401, 16]);
   });
 });

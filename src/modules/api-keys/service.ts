@@ -29,6 +29,12 @@ import type { ApiKeyVerifier } from './verifier.js';
 
 const HOUR_MS = 3_600_000;
 
+/** What API keys ask of sign-in (auth's sessions; src/container.ts wires it). */
+export interface ApiKeySessions {
+  /** Refuses (403 code 7) a person whose sign-in is not recent (docs/auth.md). */
+  requireRecentSignIn(exec: Executor, auth: AuthContext, action?: string): Promise<void>;
+}
+
 /**
  * `[{resource, crud}]` → flat permission names. An unknown resource or one named twice is
  * a bad request (400 code 3), not a permission problem.
@@ -72,11 +78,14 @@ export class ApiKeyService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly verifier: ApiKeyVerifier,
+    private readonly sessions: ApiKeySessions,
   ) {}
 
   /**
    * Creates a key acting for the caller's organization with at most the caller's own
-   * permissions; answers the secret, which is never shown again.
+   * permissions; answers the secret, which is never shown again. A person needs a recent
+   * sign-in (a key lasts up to a year and outlives the session: a stolen token must not mint
+   * one); a key cannot create keys (the route takes a person's token only).
    */
   async create(auth: AuthContext, input: CreateApiKeyInput): Promise<CreatedApiKey> {
     requirePermission(auth, 'api-keys.create');
@@ -89,6 +98,9 @@ export class ApiKeyService {
       ]);
     }
     const grant = requireGrant(granterOf(auth), { permissions });
+    if (auth.kind === 'user') {
+      await this.sessions.requireRecentSignIn(this.db, auth, 'create an API key');
+    }
     const id = newId('apiKey');
     const secret = newSecret();
     await this.db.transaction(async (tx) => {

@@ -5,21 +5,24 @@ import type { AuthContext } from '../../lib/permissions.js';
 import { sessionSignedInAt } from './repo/sessions.js';
 
 /**
- * How recent a person's sign-in must be to add or remove a credential of its wallet
- * (docs/auth.md, "Changing credentials"). A session's sign-in time is when it was opened, an
- * organization switch keeps it, and refreshing the tokens does not move it.
+ * How recent a person's sign-in must be to add or remove a credential of its wallet, create an
+ * API key, or grant the admin or owner role (docs/auth.md, "Changing credentials"). A
+ * session's sign-in time is when it was opened, an organization switch keeps it, and
+ * refreshing the tokens does not move it.
  */
 export const RECENT_SIGN_IN_MS = 10 * 60_000;
 
 /**
  * Refuses (403 code 7, `details.reauthenticate`) a caller whose session was not opened by a
  * sign-in within RECENT_SIGN_IN_MS: a stolen access or refresh token must not be enough to add
- * a credential of the thief's or remove the owner's, which would outlive the token.
+ * a credential of the thief's or remove the owner's, mint an API key or make someone admin,
+ * all of which would outlive the token. `action` names what is refused, for the message.
  */
 export async function requireRecentSignIn(
   exec: Executor,
   clock: Clock,
   auth: AuthContext,
+  action = "change this wallet's credentials",
 ): Promise<void> {
   const signedInAt = auth.sessionId === null ? null : await sessionSignedInAt(exec, auth.sessionId);
   if (signedInAt !== null && clock.now().getTime() - signedInAt.getTime() <= RECENT_SIGN_IN_MS) {
@@ -27,7 +30,7 @@ export async function requireRecentSignIn(
   }
   throw new AppError(
     Code.PERMISSION_DENIED,
-    `sign in again to change this wallet's credentials (a sign-in within the last ${RECENT_SIGN_IN_MS / 60_000} minutes)`,
+    `sign in again to ${action} (a sign-in within the last ${RECENT_SIGN_IN_MS / 60_000} minutes)`,
     { reauthenticate: true, max_age_seconds: RECENT_SIGN_IN_MS / 1000 },
   );
 }

@@ -118,8 +118,8 @@ export class SessionManager implements CredentialSessions {
     return this.endWhere({ walletId, exceptId: keepSessionId }, reason, exec);
   }
 
-  requireRecentSignIn(exec: Executor, auth: AuthContext): Promise<void> {
-    return requireRecentSignIn(exec, this.clock, auth);
+  requireRecentSignIn(exec: Executor, auth: AuthContext, action?: string): Promise<void> {
+    return requireRecentSignIn(exec, this.clock, auth, action);
   }
 
   /**

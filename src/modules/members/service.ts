@@ -13,7 +13,7 @@ import {
 import { hashToken } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
-import { requireGrant, type Granter } from '../../lib/grants.js';
+import { RECENT_SIGN_IN_ROLES, requireGrant, type Granter } from '../../lib/grants.js';
 import {
   isRole,
   permissionsOfRole,
@@ -70,6 +70,8 @@ const invitationNotFound = () =>
 export interface MemberSessions {
   /** Drops what this instance cached about callers (a role or membership changed). */
   invalidateAll(): void;
+  /** Refuses (403 code 7) a person whose sign-in is not recent (docs/auth.md). */
+  requireRecentSignIn(exec: Executor, auth: AuthContext, action?: string): Promise<void>;
 }
 
 /**
@@ -131,7 +133,8 @@ export class MemberService {
 
   /**
    * Invites an email address with a role. The single-use token is sent through the message
-   * sender and stored only as its SHA-256; it expires after INVITATION_TTL_MS.
+   * sender and stored only as its SHA-256; it expires after INVITATION_TTL_MS. Inviting an
+   * admin or owner needs a recent sign-in of a person (`requireRecentGrant`).
    */
   async invite(
     auth: AuthContext,
@@ -141,6 +144,7 @@ export class MemberService {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'members.create');
     const grant = requireGrant(granterIn(access), { role: input.role });
+    await this.requireRecentGrant(this.db, auth, input.role);
     const email = input.email.trim().toLowerCase();
     const id = newId('member');
     const token = randomBytes(32).toString('base64url');
@@ -192,7 +196,8 @@ export class MemberService {
 
   /**
    * Changes a member's role: the new role must be within the caller's own permissions
-   * (src/lib/grants.ts); owner rules apply.
+   * (src/lib/grants.ts), and admin or owner needs a recent sign-in of a person; owner rules
+   * apply.
    */
   async changeRole(auth: AuthContext, orgId: string, memberId: string, role: Role): Promise<void> {
     requireOrgPermission(await resolveOrgAccess(this.db, auth, orgId), 'members.update');
@@ -201,6 +206,7 @@ export class MemberService {
       const owners = await repo.lockActiveOwners(tx, orgId);
       const access = await standingAfterLock(tx, auth, orgId, 'members.update');
       const grant = requireGrant(granterIn(access), { role });
+      await this.requireRecentGrant(tx, auth, role);
       const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
       if (!member || member.status === 'removed') throw notFound('member');
       if (member.role === 'owner' && !isOwner(access)) {
@@ -289,6 +295,17 @@ export class MemberService {
       role: isRole(m.role) ? m.role : 'viewer',
       when_expires: asIso(m.invite_expires_at!),
     };
+  }
+
+  /**
+   * A person grants admin or owner (RECENT_SIGN_IN_ROLES) only within minutes of a sign-in
+   * (403 code 7, `details.reauthenticate`): whoever holds a stolen token must not make
+   * someone admin, who would keep the power after the token is gone. An API key is bounded
+   * by its permissions as before.
+   */
+  private async requireRecentGrant(exec: Executor, auth: AuthContext, role: Role) {
+    if (auth.kind !== 'user' || !RECENT_SIGN_IN_ROLES.includes(role)) return;
+    await this.sessions.requireRecentSignIn(exec, auth, `grant the ${role} role`);
   }
 
   /** The invitation `q` names, when its token is right and it is neither used nor expired. */
