@@ -1,7 +1,9 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createMember, joinOrganization } from '../helpers/fixtures.js';
 import { bearer, sessionEnded, sessionIdOf, type Tokens } from '../helpers/identity.js';
 import { useTestService } from '../helpers/harness.js';
+import { connect, started } from '../helpers/locks.js';
 
 /**
  * An organization switch replaces the session it continues, and a reused refresh token ends
@@ -81,5 +83,79 @@ describe('an organization switch', () => {
     expect((await refresh(rotated.refresh_token)).statusCode).toBe(401);
     expect(await sessionEnded(svc, sessionIdOf(separate.access_token))).toBe(false);
     expect((await refresh(separate.refresh_token)).statusCode).toBe(200);
+  });
+});
+
+/**
+ * A switch continues a live session only (docs/auth.md, top): it ends the session it
+ * continues in its own transaction and is refused, 401 code 16 as for any ended session,
+ * when that session had ended already, though this instance still trusts its access token
+ * (its cache lags another instance's sign-out by up to 4 s) or another switch won the race.
+ * Nothing is made then: no session, no new default organization.
+ */
+describe('a switch of a session that has ended', () => {
+  const switching = (access: string, orgId: string) =>
+    svc.app.inject({
+      method: 'POST',
+      url: '/organizations/switch',
+      headers: bearer({ access_token: access }),
+      payload: { organization_id: orgId },
+    });
+  const sessionsOf = async (walletId: string) =>
+    (
+      await svc.container.db.execute<{ id: string; ended_at: unknown }>(
+        sql`SELECT id, ended_at FROM sessions WHERE wallet_id = ${walletId}`,
+      )
+    ).rows;
+  const defaultOrgOf = async (walletId: string) =>
+    (
+      await svc.container.db.execute<{ default_org_id: string | null }>(
+        sql`SELECT default_org_id FROM wallets WHERE id = ${walletId}`,
+      )
+    ).rows[0]!.default_org_id;
+
+  // How the session ended on another instance, as its statement there does it.
+  for (const reason of ['logout', 'ended_by_owner', 'password_reset', 'address_proven']) {
+    it(`is refused while this instance still trusts the token: ended (${reason}) elsewhere`, async () => {
+      const { m, other, tokens } = await twoOrganizations();
+      expect((await me(tokens.access_token)).statusCode).toBe(200); // now cached here
+      await svc.container.db.execute(sql`UPDATE sessions
+        SET ended_at = ${svc.clock.now()}, ended_reason = ${reason} WHERE id = ${m.sessionId}`);
+      const before = await sessionsOf(m.walletId);
+      const res = await switching(tokens.access_token, other);
+      expect([res.statusCode, res.json<{ code: number }>().code], res.body).toEqual([401, 16]);
+      expect(await sessionsOf(m.walletId)).toEqual(before);
+      expect(await defaultOrgOf(m.walletId)).toBe(m.orgId);
+    });
+  }
+
+  it('two switches of one session at once: one continues it, the other is refused', async () => {
+    const { m, other, tokens } = await twoOrganizations();
+    // Both switches get past their checks while the test holds the session's row (the first
+    // waits for it, the second for the first's lock on the wallet), then race.
+    const holder = await connect(svc);
+    const probe = await connect(svc);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE', [m.sessionId]);
+      const both = [0, 1].map(() => started(switching(tokens.access_token, other)));
+      for (let i = 0; i < 1_000; i++) {
+        const { rows } = await probe.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND query ~ '^UPDATE (sessions|wallets)'
+             AND cardinality(pg_blocking_pids(pid)) > 0`,
+        );
+        if (rows[0]!.n === 2 || both.some((p) => p.settled)) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await holder.query('COMMIT');
+      const answers = await Promise.all(both);
+      expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 401]);
+    } finally {
+      await holder.end();
+      await probe.end();
+    }
+    const live = (await sessionsOf(m.walletId)).filter((s) => s.ended_at === null);
+    expect(live).toHaveLength(1);
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db, Executor } from '../../db/pool.js';
 import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
+import { unauthenticated } from '../../lib/errors.js';
 import { hashToken } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import { isRole, permissionsOfRole, type Role, type VerifyResult } from '../../lib/permissions.js';
@@ -86,11 +87,29 @@ export class SessionService {
     readonly lifetimes: SessionLifetimes = DEFAULT_SESSION_LIFETIMES,
   ) {}
 
-  /** Opens a session and answers with a fresh token pair in `orgId`'s context. */
+  /**
+   * Opens a session and answers with a fresh token pair in `orgId`'s context. One that
+   * continues another (an organization switch) ends it first, in `exec`'s transaction, and
+   * is refused (401 code 16) when it had ended already: a token this instance still trusts
+   * (the cache lags another instance's sign-out by up to 4 s), or a second switch at once,
+   * continues nothing.
+   */
   async issue(exec: Executor, input: SessionInput): Promise<TokenResponse> {
     const sessionId = newId('session');
     const refreshToken = newRefreshToken();
     const now = this.clock.now();
+    if (input.continues !== undefined) {
+      // A switch replaces the session it continues: the old tokens stop working (else a
+      // switch would fork a session that logout and reuse detection end only half of).
+      const ended = await repo.endSessions(
+        exec,
+        { id: input.continues, walletId: input.walletId },
+        'switched',
+        now,
+      );
+      this.invalidate(input.continues);
+      if (ended.length === 0) throw unauthenticated('session has ended');
+    }
     await repo.insertSession(exec, {
       id: sessionId,
       walletId: input.walletId,
@@ -102,17 +121,6 @@ export class SessionService {
       continues: input.continues,
       now,
     });
-    if (input.continues !== undefined) {
-      // A switch replaces the session it continues: the old tokens stop working (else a
-      // switch would fork a session that logout and reuse detection end only half of).
-      await repo.endSessions(
-        exec,
-        { id: input.continues, walletId: input.walletId },
-        'switched',
-        now,
-      );
-      this.invalidate(input.continues);
-    }
     return this.tokenResponse(exec, sessionId, input.walletId, input.orgId, refreshToken);
   }
 
