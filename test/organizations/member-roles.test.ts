@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createMember, type TestMember } from '../helpers/fixtures.js';
+import { createApiKey } from '../helpers/api-keys.js';
+import { createMember, createOrganization, type TestMember } from '../helpers/fixtures.js';
+import { bearer, lastCode, signUp, type Tokens } from '../helpers/identity.js';
 import { memberSteps } from '../helpers/members.js';
 import { useTestService } from '../helpers/harness.js';
 
@@ -225,4 +227,74 @@ describe('removing members', () => {
     });
     expect(res.statusCode).toBe(200);
   });
+});
+
+/**
+ * A removed member's API keys stop for good (docs/permissions.md): the removal revokes them,
+ * as a delete does, so the member's return (each way a wallet comes back) brings none back.
+ */
+describe("a removed member's API keys", () => {
+  const WAYS_BACK = ['invited again', 'joins again by self sign-up'] as const;
+
+  const post = (url: string, payload: object, headers: Record<string, string> = {}) =>
+    svc.app.inject({ method: 'POST', url, payload, headers });
+
+  for (const way of WAYS_BACK) {
+    it(`are revoked at the removal and stay so when the member ${way}`, async () => {
+      const orgId = await createOrganization(svc, { allowSelfSignup: true });
+      const owner = await createMember(svc, { orgId });
+      // A person who holds their email, joins, and is made admin.
+      const person = await signUp(svc);
+      expect((await post('/auth/verification-code', {}, bearer(person))).statusCode).toBe(200);
+      const code = await lastCode(svc, person.email);
+      expect((await post('/auth/verify', { code }, bearer(person))).statusCode).toBe(200);
+      const login = { email: person.email, password: person.password, organization_id: orgId };
+      const joined = await post('/auth/login', login);
+      expect(joined.statusCode, joined.body).toBe(200);
+      const tokens = joined.json<Tokens>();
+      const { rows } = await svc.container.db.execute<{ id: string }>(sql`SELECT id FROM members
+        WHERE organization_id = ${orgId} AND wallet_id = ${tokens.wallet.id}`);
+      const memberId = rows[0]!.id;
+      const promoted = await svc.app.inject({
+        method: 'PATCH',
+        url: `${membersUrl(orgId)}/${memberId}`,
+        headers: owner.headers,
+        payload: { role: 'admin' },
+      });
+      expect(promoted.statusCode, promoted.body).toBe(200);
+      const asPerson = { ...owner, walletId: tokens.wallet.id, headers: bearer(tokens) };
+      const key = await createApiKey(svc, asPerson, ['organizations.read']);
+      const read = () =>
+        svc.app.inject({ method: 'GET', url: `/organizations/${orgId}`, headers: key.headers });
+      expect((await read()).statusCode).toBe(200);
+
+      const removed = await svc.app.inject({
+        method: 'DELETE',
+        url: `${membersUrl(orgId)}/${memberId}`,
+        headers: owner.headers,
+      });
+      expect(removed.statusCode, removed.body).toBe(200);
+      const { rows: keys } = await svc.container.db.execute<{ deleted_at: unknown }>(
+        sql`SELECT deleted_at FROM api_keys WHERE id = ${key.id}`,
+      );
+      expect(keys[0]!.deleted_at).not.toBeNull();
+      expect((await read()).statusCode).toBe(401);
+
+      if (way === 'invited again') {
+        const again = await invite(owner, person.email, 'admin');
+        expect((await confirm(orgId, again.token, again.id)).statusCode).toBe(200);
+      } else {
+        expect((await post('/auth/login', login)).statusCode).toBe(200);
+      }
+      const { rows: back } = await svc.container.db.execute<{ status: string }>(sql`SELECT status
+        FROM members WHERE organization_id = ${orgId} AND wallet_id = ${tokens.wallet.id}
+          AND status = 'active'`);
+      expect(back).toHaveLength(1);
+      // Read afresh, as another instance (or this one 30 s later) would: a self sign-up does
+      // not empty this instance's cache of the key's refusal.
+      svc.container.apiKeyVerifier.forgetAll();
+      const res = await read();
+      expect([res.statusCode, res.json<{ code: number }>().code]).toEqual([401, 16]);
+    });
+  }
 });

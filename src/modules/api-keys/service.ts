@@ -151,6 +151,20 @@ export class ApiKeyService {
 }
 
 /**
+ * Revokes every live key a wallet created in one organization, as a delete does (members'
+ * removal of its member: the keys stop for good, and a return brings none back); answers
+ * their ids.
+ */
+export function revokeKeysCreatedIn(
+  exec: Executor,
+  orgId: string,
+  walletId: string,
+  now: Date,
+): Promise<string[]> {
+  return repo.revokeKeysCreatedIn(exec, orgId, walletId, now);
+}
+
+/**
  * Revokes every live key a wallet created (the hand-over of a wallet to its address's owner,
  * auth/hand-over.ts); answers their ids.
  */

@@ -21,7 +21,7 @@ import {
   type Permission,
   type Role,
 } from '../../lib/permissions.js';
-import { liveKeyPermissions } from '../api-keys/index.js';
+import { liveKeyPermissions, revokeKeysCreatedIn } from '../api-keys/index.js';
 import type { MessageSender } from '../notify/index.js';
 import {
   findOrganization,
@@ -231,7 +231,12 @@ export class MemberService {
     this.sessions.invalidateAll();
   }
 
-  /** Removes a member (or withdraws an invitation); owner rules apply. */
+  /**
+   * Removes a member (or withdraws an invitation); owner rules apply. The API keys its
+   * wallet created in the organization are revoked in the same transaction, as a delete
+   * revokes one: they stop for good, and the wallet's return (invited again, self sign-up)
+   * brings none back.
+   */
   async remove(auth: AuthContext, orgId: string, memberId: string): Promise<void> {
     requireOrgPermission(await resolveOrgAccess(this.db, auth, orgId), 'members.delete');
     await this.db.transaction(async (tx) => {
@@ -247,7 +252,11 @@ export class MemberService {
           'the last owner cannot be removed; make another member owner first',
         );
       }
-      await repo.markRemoved(tx, memberId, this.clock.now());
+      const now = this.clock.now();
+      await repo.markRemoved(tx, memberId, now);
+      if (member.status === 'active' && member.wallet_id !== null) {
+        await revokeKeysCreatedIn(tx, orgId, member.wallet_id, now);
+      }
     });
     this.sessions.invalidateAll();
   }
