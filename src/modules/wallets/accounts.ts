@@ -63,6 +63,14 @@ export type { Confirmation, CredentialRow, CredentialType, WalletRow } from './r
 
 const PASSWORD: NewCredential = { type: 'password', label: 'password', externalId: null };
 
+/** The 409 (code 6) of a credential another wallet (or this one) has already. */
+const ALREADY_REGISTERED: Record<repo.CredentialType, string> = {
+  password: 'this wallet already has a password',
+  passkey: 'this passkey is already registered',
+  eoa: 'this crypto wallet is already linked to a wallet',
+  google: 'this Google account is already linked to a wallet',
+};
+
 /**
  * Wallet records as the sign-up and sign-in flows of `auth` use them: making a wallet, its
  * addresses, its credentials, and the organization it acts in (joining it when self sign-up
@@ -231,10 +239,22 @@ export class Accounts {
     return repo.findCredentialByExternalId(exec, type, externalId);
   }
 
-  /** Adds a credential to the wallet; answers its id. */
+  /**
+   * Adds a credential to the wallet; answers its id. The callers look for the credential
+   * first, but two requests adding the same one at once both pass that look: the second's
+   * insert meets the unique index `credentials_external` and is answered 409 code 6, as the
+   * look would have answered it (its transaction is then unusable: the caller refuses).
+   */
   async addCredential(exec: Executor, walletId: string, c: NewCredential): Promise<string> {
     const id = newId('credential');
-    await repo.insertCredential(exec, { ...c, id, walletId, now: this.clock.now() });
+    try {
+      await repo.insertCredential(exec, { ...c, id, walletId, now: this.clock.now() });
+    } catch (err) {
+      if (isUniqueViolation(err, 'credentials_external')) {
+        throw conflict(ALREADY_REGISTERED[c.type]);
+      }
+      throw err;
+    }
     return id;
   }
 
