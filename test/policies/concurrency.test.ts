@@ -160,7 +160,14 @@ describe('two service processes on one database', () => {
   it(`${ACTIONS} concurrent actions split over both against a cap of 400: exactly 400 apply`, async () => {
     const w = await world(ACTIONS);
     const id = await policy(w.owner, { max_actions: 400 });
-    const env = { WEBHOOK_DELIVERY: 'false', BATCH_SEALER: 'false' };
+    // Sockets to one process idle while the other's fifty run; on a loaded machine that can
+    // outlast the default 5 s keep-alive, and a POST sent as the server closes its socket
+    // fails ("other side closed", not retried): keep them open for the test's length.
+    const env = {
+      WEBHOOK_DELIVERY: 'false',
+      BATCH_SEALER: 'false',
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
+    };
     const [a, b] = await Promise.all([spawnService(svc, env), spawnService(svc, env)]);
     children.push(a.child, b.child);
     const send = (body: unknown, at: number) =>
