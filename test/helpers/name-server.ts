@@ -1,4 +1,5 @@
 import { createSocket, type RemoteInfo } from 'node:dgram';
+import { answer, question } from './dns-wire.js';
 
 /**
  * A name server of the test's own on loopback (UDP), for the service's real resolver
@@ -16,29 +17,6 @@ export interface TestNameServer {
   /** Holds `*.hang.test` queries again (as at the start). */
   hold(): void;
   close(): Promise<void>;
-}
-
-/** The question's name and where the question ends. */
-function question(msg: Buffer): { name: string; end: number } {
-  const labels: string[] = [];
-  let at = 12;
-  while (msg[at]! !== 0) {
-    labels.push(msg.subarray(at + 1, at + 1 + msg[at]!).toString('latin1'));
-    at += msg[at]! + 1;
-  }
-  return { name: labels.join('.').toLowerCase(), end: at + 5 };
-}
-
-/** An answer to `query`: rcode 0 with `ip` (an A query) or no records, or rcode 3. */
-function answer(query: Buffer, end: number, rcode: 0 | 3, ip: number[] | null): Buffer {
-  const head = Buffer.from(query.subarray(0, end));
-  head.writeUInt16BE(0x8180 | rcode, 2); // a response, recursion desired and available
-  head.writeUInt16BE(ip ? 1 : 0, 6); // answers
-  head.writeUInt16BE(0, 8);
-  head.writeUInt16BE(0, 10);
-  if (!ip) return head;
-  // The question's name by pointer, type A, class IN, TTL 60, 4 bytes of address.
-  return Buffer.concat([head, Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...ip])]);
 }
 
 export async function startNameServer(): Promise<TestNameServer> {
