@@ -5,7 +5,7 @@ export interface LimitRule {
 }
 
 export type GroupName =
-  'read' | 'write' | 'ebus' | 'search' | 'upload' | 'webhooks' | 'content' | 'default';
+  'read' | 'write' | 'ebus' | 'search' | 'upload' | 'webhooks' | 'content' | 'signup' | 'default';
 
 export interface Group {
   name: GroupName;
@@ -45,6 +45,10 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
     // up to ~0.7 s for the largest), and anyone may ask: ten a second from a caller, so that a
     // monitor keeps up with the batches sealed and an auditor reads a thousand in ~100 s.
     content: g('content', 600, 10),
+    // Making a wallet hashes its password (argon2, 19 MiB, tens of ms on a thread of libuv's
+    // pool, which sign-ins and host lookups share) and adds a row: per caller (per address,
+    // its /64 for IPv6, without a credential), far below the anonymous allowance.
+    signup: g('signup', 30, 5),
     ebus: { name: 'ebus', rules: [{ limit: 2000, windowMs: SECOND }], per: 'organization' },
     default: g('default', defaults.perMinute, defaults.perSecond),
   };
@@ -74,6 +78,7 @@ export function groupOf(method: string, url: string): GroupName {
       return 'ebus';
     }
     if (url === '/storage/upload') return 'upload';
+    if (url === '/organizations/wallets' || url === '/wallets') return 'signup';
     // Rotate-key, redeliver and replay are webhook writes too (docs/webhooks.md, "Managing
     // webhooks").
     if (url === '/webhooks' || url.startsWith('/webhooks/')) return 'webhooks';

@@ -101,6 +101,8 @@ describe('groups', () => {
     expect(groupOf('POST', '/webhooks/:webhookId/replay')).toBe('webhooks');
     expect(groupOf('POST', '/webhooks/:webhookId/rotate-key')).toBe('webhooks');
     expect(groupOf('GET', '/batches/:batchId/content')).toBe('content');
+    expect(groupOf('POST', '/organizations/wallets')).toBe('signup');
+    expect(groupOf('POST', '/wallets')).toBe('signup');
     expect(groupOf('GET', '/batches/:batchId')).toBe('default');
     expect(groupOf('GET', '/public/objects')).toBe('default');
   });
