@@ -198,34 +198,20 @@ export async function findLiveKeyInOrg(
 }
 
 /**
- * Revokes (deletes) every undeleted key the wallet created in one organization (its member
- * was removed there). Answers their ids.
- */
-export async function revokeKeysCreatedIn(
-  exec: Executor,
-  orgId: string,
-  walletId: string,
-  now: Date,
-): Promise<string[]> {
-  const { rows } = await exec.execute<{ id: string }>(sql`
-    UPDATE api_keys SET deleted_at = ${now}, updated_at = ${now}
-    WHERE organization_id = ${orgId} AND created_by = ${walletId} AND deleted_at IS NULL
-    RETURNING id`);
-  return rows.map((r) => r.id);
-}
-
-/**
- * Revokes (deletes) every undeleted key the wallet created, in any organization: scoped by
- * its creator, not an organization, because it is what a wallet set up that goes (the
- * hand-over of a wallet to its address's owner). Answers their ids.
+ * Revokes (deletes) every undeleted key the wallet created: in any organization (the hand-over
+ * of a wallet to its address's owner: what the wallet set up goes, wherever), or in `orgId`
+ * only (its member removed there). Answers their ids.
  */
 export async function revokeKeysCreatedBy(
   exec: Executor,
   walletId: string,
   now: Date,
+  orgId: string | null = null,
 ): Promise<string[]> {
   const { rows } = await exec.execute<{ id: string }>(sql`
     UPDATE api_keys SET deleted_at = ${now}, updated_at = ${now}
-    WHERE created_by = ${walletId} AND deleted_at IS NULL RETURNING id`);
+    WHERE created_by = ${walletId} AND deleted_at IS NULL
+      ${orgId === null ? sql`` : sql`AND organization_id = ${orgId}`}
+    RETURNING id`);
   return rows.map((r) => r.id);
 }

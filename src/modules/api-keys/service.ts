@@ -161,7 +161,7 @@ export function revokeKeysCreatedIn(
   walletId: string,
   now: Date,
 ): Promise<string[]> {
-  return repo.revokeKeysCreatedIn(exec, orgId, walletId, now);
+  return repo.revokeKeysCreatedBy(exec, walletId, now, orgId);
 }
 
 /**
