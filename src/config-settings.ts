@@ -3,7 +3,8 @@ import { keyId } from './lib/sealed-secret.js';
 
 /**
  * The settings of src/config.ts that take more than one variable or more than a type check:
- * anchoring, the log's key and origin, SECRETS_KEY, passkey origins and tracing.
+ * anchoring, the log's key and origin, SECRETS_KEY, passkey origins, tracing and the webhook
+ * deliveries' retention.
  */
 
 export interface TracingConfig {
@@ -236,4 +237,25 @@ export function tracingConfig(env: Env): TracingConfig | null {
     serviceName: str(env, 'OTEL_SERVICE_NAME', 'ons'),
     sampleRatio,
   };
+}
+
+/** The most WEBHOOK_DELIVERY_RETENTION_DAYS may say (ten years). */
+export const MAX_DELIVERY_RETENTION_DAYS = 3650;
+
+/**
+ * WEBHOOK_DELIVERY_RETENTION_DAYS (docs/webhooks.md, "How long deliveries are kept"): deliveries
+ * that ended (`done`, `failed`, `stopped`) are deleted this many days after they were created;
+ * 0 keeps them all. Default 30. Digits only: `1.5`, `-1`, `1e1`, ` 30` or `30d` are refused, not
+ * read as some other number of days.
+ */
+export function deliveryRetentionDays(env: Env): number {
+  const name = 'WEBHOOK_DELIVERY_RETENTION_DAYS';
+  const raw = env[name];
+  if (raw === undefined || raw === '') return 30;
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) > MAX_DELIVERY_RETENTION_DAYS) {
+    throw new ConfigError(
+      `${name} must be a whole number of days from 0 (keep every delivery) to ${MAX_DELIVERY_RETENTION_DAYS}, got "${raw}"`,
+    );
+  }
+  return Number(raw);
 }

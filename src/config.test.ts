@@ -167,9 +167,37 @@ describe('config', () => {
       allowLoopback: false,
       caFile: null,
       deliveryInProcess: true,
+      deliveryRetentionDays: 30,
     });
     expect(loadConfig({ WEBHOOK_DELIVERY: 'false' }).webhooks.deliveryInProcess).toBe(false);
     expect(() => loadConfig({ WEBHOOK_DELIVERY: 'later' })).toThrow(/WEBHOOK_DELIVERY/);
+  });
+
+  it('keeps ended webhook deliveries 30 days unless WEBHOOK_DELIVERY_RETENTION_DAYS says otherwise (0: for good)', () => {
+    const days = (v: string) =>
+      loadConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: v }).webhooks.deliveryRetentionDays;
+    expect(days('')).toBe(30);
+    expect(days('0')).toBe(0);
+    expect(days('1')).toBe(1);
+    expect(days('90')).toBe(90);
+    expect(days('3650')).toBe(3650);
+  });
+
+  it.each([
+    ['-1', 'negative'],
+    ['1.5', 'not whole'],
+    ['30.0', 'written with a fraction'],
+    ['1e1', 'in exponent notation'],
+    ['0x1e', 'in hex'],
+    [' 30', 'with a space'],
+    ['30d', 'with a unit'],
+    ['thirty', 'not a number'],
+    ['3651', 'past ten years'],
+    ['99999999999999999999', 'far too large'],
+  ])('refuses WEBHOOK_DELIVERY_RETENTION_DAYS=%j (%s) at start, naming it and the range', (bad) => {
+    expect(() => loadConfig({ WEBHOOK_DELIVERY_RETENTION_DAYS: bad })).toThrow(
+      `WEBHOOK_DELIVERY_RETENTION_DAYS must be a whole number of days from 0 (keep every delivery) to 3650, got "${bad}"`,
+    );
   });
 
   it('ends the v2 redirects at V2_SUNSET, by default 2026-06-30, and refuses a date it cannot read', () => {

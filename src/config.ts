@@ -14,6 +14,7 @@ import {
 } from './config-env.js';
 import {
   anchor,
+  deliveryRetentionDays,
   logOrigin,
   logSigningKey,
   secretsKeys,
@@ -132,6 +133,12 @@ export interface Config {
     caFile: string | null;
     /** Run the delivery loop in this process (WEBHOOK_DELIVERY; always off with ONS_ROLE=api). */
     deliveryInProcess: boolean;
+    /**
+     * Deliveries that ended (`done`, `failed`, `stopped`) are deleted this many days after their
+     * creation (WEBHOOK_DELIVERY_RETENTION_DAYS, 0–3650, default 30); 0 keeps them all. The
+     * pruning runs where the background loops run (not with ONS_ROLE=api).
+     */
+    deliveryRetentionDays: number;
   };
   /** OpenTelemetry traces (docs/self-hosting.md, "Traces"); null: off (the default). */
   tracing: TracingConfig | null;
@@ -335,6 +342,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       allowLoopback: bool(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
       caFile: optional(env, 'WEBHOOK_CA_FILE'),
       deliveryInProcess: runsLoops && bool(env, 'WEBHOOK_DELIVERY', true),
+      deliveryRetentionDays: deliveryRetentionDays(env),
     },
     tracing: tracingConfig(env),
     secrets: secretsKeys(env),
