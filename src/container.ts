@@ -241,6 +241,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       stop: () => authSweeper.stop(),
     },
     {
+      name: webhooks.retention.name,
+      start: () => {
+        if (config.role !== 'api') webhooks.retention.start();
+      },
+      stop: () => webhooks.retention.stop(),
+    },
+    {
       name: webhookWorker.name,
       start: () => {
         if (config.webhooks.deliveryInProcess) webhookWorker.start();

@@ -1,6 +1,8 @@
+import type { Registry } from 'prom-client';
 import { buildApp, routeTableOf, type App, type RouteEntry } from './http/app.js';
 import { createContainer, type BaseDeps, type Container } from './container.js';
 import { registerEbusMetrics } from './modules/ebus/metrics.js';
+import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
 import { queueMetrics } from './queue-metrics.js';
 import { registerRoutes } from './routes.js';
 
@@ -38,6 +40,13 @@ export async function createService(
           () => container.ebus.committer.depth,
         ),
       ...queueMetrics({ db: container.db, clock: deps.clock, config: deps.config }),
+      // Where the retention loop runs (not in an API-only process).
+      ...(deps.config.role === 'api'
+        ? []
+        : [
+            (registry: Registry) =>
+              registerRetentionMetrics(registry, container.webhooks.retention),
+          ]),
     ],
     trustProxy: deps.config.trustProxy,
     v2: { sunset: deps.config.v2Sunset, clock: deps.clock },

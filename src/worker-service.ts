@@ -15,6 +15,7 @@ import { IdempotencySweeper } from './modules/idempotency/index.js';
 import { AuthSweeper } from './modules/auth/sweeper.js';
 import { LowBalanceNotifier } from './modules/balance/low-balance.js';
 import { createSender } from './modules/notify/sender.js';
+import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
 import { createWebhooks } from './modules/webhooks/wiring.js';
 import { secureStoredSecrets } from './stored-secrets.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
@@ -33,8 +34,8 @@ export interface RunningService {
 /**
  * The worker role (ONS_ROLE=worker, `npm run worker`): the background loops and nothing of
  * the API. It runs the webhook delivery loop (unless WEBHOOK_DELIVERY=false) and the batch
- * sealer, which proves and anchors (unless BATCH_SEALER=false), and sweeps expired idempotency
- * keys; any number of workers may
+ * sealer, which proves and anchors (unless BATCH_SEALER=false), sweeps expired idempotency
+ * keys and prunes webhook deliveries past their retention; any number of workers may
  * share a database with any number of API processes: delivery claims never overlap, and one
  * sealer acts at a time under its advisory lock. Its HTTP server answers only /healthz,
  * /readyz and /metrics, for the orchestrator and Prometheus (docs/self-hosting.md, "Roles").
@@ -82,7 +83,10 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
       message: `no route ${req.method} ${req.url.split('?')[0]} (a worker answers only /healthz, /readyz and /metrics)`,
     }),
   );
-  registerMetrics(app, database.pool, queueMetrics({ db: database.db, clock, config }));
+  registerMetrics(app, database.pool, [
+    ...queueMetrics({ db: database.db, clock, config }),
+    (registry) => registerRetentionMetrics(registry, webhooks.retention),
+  ]);
   registerHealthRoutes(app, readiness);
 
   let started = false;
@@ -98,6 +102,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
       if (config.batches.sealerInProcess) sealer.start();
       sweeper.start();
       authSweeper.start();
+      webhooks.retention.start();
       lowBalance.start();
       logger.info(
         {
@@ -113,6 +118,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
         sealer.stop(),
         sweeper.stop(),
         authSweeper.stop(),
+        webhooks.retention.stop(),
         lowBalance.stop(),
       ]);
       await log.settled();

@@ -1,8 +1,9 @@
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { ageSeconds, sharedReading } from '../../lib/shared-reading.js';
 import { outboxDepth } from './repo/depth.js';
+import type { DeliveryRetention } from './retention.js';
 import type { DeliveryStatus } from './schema.js';
 
 /** The statuses /metrics shows: the queue, and the deliveries that ended without success. */
@@ -35,6 +36,26 @@ export function registerOutboxMetrics(registry: Registry, db: Executor, clock: C
       this.reset();
       const depth = await read().catch(() => null);
       if (depth) this.set(ageSeconds(clock.now(), depth.oldestPendingDue));
+    },
+  });
+}
+
+/**
+ * The deliveries this process has deleted past their retention (retention.ts), on /metrics
+ * where the retention loop runs (the `all` and `worker` roles): each process counts its own,
+ * so sum them.
+ */
+export function registerRetentionMetrics(
+  registry: Registry,
+  retention: Pick<DeliveryRetention, 'pruned'>,
+): void {
+  new Counter({
+    name: 'ons_webhook_deliveries_pruned_total',
+    help: 'Webhook deliveries deleted past WEBHOOK_DELIVERY_RETENTION_DAYS by this process since it started',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(retention.pruned);
     },
   });
 }

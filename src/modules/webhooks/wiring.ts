@@ -12,6 +12,7 @@ import { DeliveryClient } from './http-client/delivery-client.js';
 import { gatedResolver, SAVE_LOOKUP_QUEUE, SAVE_LOOKUP_SLOTS } from './http-client/lookup-gate.js';
 import { DeliveryHandoff } from './handoff.js';
 import { webhookOutboxHook } from './outbox-hook.js';
+import { DeliveryRetention } from './retention.js';
 import type { ApplyHooks } from '../ebus/index.js';
 import { WebhookService } from './service.js';
 
@@ -26,6 +27,11 @@ export interface Webhooks {
   handoff: DeliveryHandoff;
   /** Opens the webhooks' stored keys, remembering them, for all of the above. */
   secrets: SecretSealer;
+  /**
+   * Deletes ended deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS (a loop, started where the
+   * background loops run).
+   */
+  retention: DeliveryRetention;
 }
 
 export interface WebhooksWiring {
@@ -44,7 +50,7 @@ export interface WebhooksWiring {
   timeoutMs?: number;
 }
 
-/** Builds the webhooks feature: management, delivery log, and the delivery runner. */
+/** Builds the webhooks feature: management, delivery log, the delivery runner, the retention. */
 export function createWebhooks(w: WebhooksWiring): Webhooks {
   const policy = { allowLoopback: w.config.webhooks.allowLoopback };
   // DNS queries through two gates (lookup-gate.ts): deliveries', at most LOOKUP_SLOTS names
@@ -92,5 +98,11 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
     hook: webhookOutboxHook(handoff, secrets),
     handoff,
     secrets,
+    retention: new DeliveryRetention(
+      w.db,
+      w.clock,
+      w.logger,
+      w.config.webhooks.deliveryRetentionDays,
+    ),
   };
 }
