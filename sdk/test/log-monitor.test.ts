@@ -195,6 +195,28 @@ describe('ons-verify monitor', () => {
     });
   });
 
+  it('names a fork: a checkpoint of the size it saw naming another batch header, and keeps its state', async () => {
+    await monitor();
+    const before = await readFile(stateFile, 'utf8');
+    // The same size and root, signed by the log, but its ons-batch line names another
+    // header for batch 3: one of the two signed checkpoints of size 263 lies.
+    const body = log
+      .body()
+      .replace(/^ons-batch 3 0x[0-9a-f]{64}$/m, `ons-batch 3 0x${'ab'.repeat(32)}`);
+    expect(body).not.toBe(log.body());
+    doctor.checkpoint = () => log.checkpoint(log.size, [witness], body);
+    expect(await monitor()).toEqual({
+      code: 1,
+      out:
+        'FAULT fork: two checkpoints of size 263 with the same root but different extension ' +
+        'lines (a rewritten ons-batch line: the log signed two headers for one size)',
+    });
+    expect(await readFile(stateFile, 'utf8')).toBe(before);
+    // The honest checkpoint again (its cosignatures may change) still passes.
+    doctor = {};
+    expect((await monitor()).code).toBe(0);
+  });
+
   it('names a fork: a larger tree that does not extend the one it saw', async () => {
     await monitor();
     const fork = forkOf(300);

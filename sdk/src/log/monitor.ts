@@ -4,6 +4,7 @@ import { equalBytes, hashBytes, hex } from '../verify/bytes.js';
 import type { BatchRecord } from '../verify/types.js';
 import { fromBase64, toBase64 } from './base64.js';
 import { verifyCheckpoint, type Checkpoint } from './checkpoint.js';
+import { parseNote } from './note.js';
 import { readState, writeState } from './state-file.js';
 import { entriesPath, entryTilesFor, parseEntryBundle } from './tiles.js';
 import {
@@ -27,7 +28,7 @@ import {
 /** What went wrong, named. */
 export type MonitorFault =
   | 'rollback' // the tree got smaller than one it saw
-  | 'fork' // same size, another root; or a new tree that does not extend the old (split view)
+  | 'fork' // same size, another root or text; or a new tree that does not extend the old (split view)
   | 'signature' // the checkpoint is not signed by the log's key (or the key changed)
   | 'cosignature' // a witness's cosignature is bad, or too few witnesses cosigned
   | 'entries' // the entry tiles do not hash to the signed root
@@ -206,6 +207,20 @@ async function advance(
         `two checkpoints of size ${oldSize} with different roots (a split view)`,
       );
     }
+    // Every sealed batch holds an action, so the log signs one checkpoint per size: the
+    // same size with another body (another ons-batch line) is a rewritten batch header.
+    const saved = savedBody(state!);
+    const same =
+      saved !== null
+        ? cp.body === saved
+        : cp.batch?.sequence === state!.batch?.sequence && cp.batch?.hash === state!.batch?.hash;
+    if (!same) {
+      throw new Fault(
+        'fork',
+        `two checkpoints of size ${oldSize} with the same root but different extension ` +
+          'lines (a rewritten ons-batch line: the log signed two headers for one size)',
+      );
+    }
     return { frontier, batches: 0 };
   }
   if (oldRoot && oldSize > 0) {
@@ -257,6 +272,16 @@ async function advance(
   }
   if (found.fault) throw found.fault;
   return { frontier, batches: ranges.length };
+}
+
+/** The note text of the checkpoint the state keeps (null when it cannot be read: then only
+ * its `batch` is compared). */
+function savedBody(state: MonitorState): string | null {
+  try {
+    return parseNote(state.checkpoint).body;
+  } catch {
+    return null;
+  }
 }
 
 interface Range {
