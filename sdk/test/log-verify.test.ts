@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   appendLeaf,
   ceilLog2,
+  COSIGNATURE_MAX_AHEAD_SECONDS,
   decodeNote,
   emptyFrontier,
   entriesPath,
@@ -395,6 +396,39 @@ describe('checkpoints and cosignatures (the contract of docs/log.md)', () => {
         'key: maxAgeSeconds is not a whole number > 0',
       ]);
     }
+  });
+
+  it('does not count as fresh a cosignature dated more than 600 s ahead of its clock', async () => {
+    const now = 1_800_000_000;
+    const keys = {
+      ...opts,
+      witnessKeys: [cosignatureVerifierKey(w1), cosignatureVerifierKey(w2)],
+      maxAgeSeconds: 3600,
+      now,
+    };
+    // A witness a day ahead: never stale by age, so without the bound it would count as
+    // fresh for a day (a made-up time in 2100: until then).
+    const aDayAhead = cosigned(cosignatureLine(w1, body, now + 86_400));
+    const r = await verifyCheckpoint(aDayAhead, { ...keys, minCosignatures: 1 });
+    expect(r.cosignatures.map((c) => c.timestamp)).toEqual([now + 86_400]);
+    expect(r.errors).toEqual([
+      'stale: 0 of the cosignatures are at most 3600 s old, at least 1 required ' +
+        '(1 dated over 600 s ahead of this clock)',
+    ]);
+    // With a fresh one beside it, the quorum of 1 holds and of 2 does not.
+    const both = cosigned(
+      cosignatureLine(w1, body, now + 601),
+      cosignatureLine(w2, body, now - 100),
+    );
+    expect((await verifyCheckpoint(both, { ...keys, minCosignatures: 1 })).errors).toEqual([]);
+    expect((await verifyCheckpoint(both, { ...keys, minCosignatures: 2 })).errors).toEqual([
+      'stale: 1 of the cosignatures are at most 3600 s old, at least 2 required ' +
+        '(the newest is 100 s old; 1 dated over 600 s ahead of this clock)',
+    ]);
+    // Up to 600 s ahead is a clock's skew, and counts.
+    const skewed = cosigned(cosignatureLine(w1, body, now + COSIGNATURE_MAX_AHEAD_SECONDS));
+    expect((await verifyCheckpoint(skewed, { ...keys, minCosignatures: 1 })).errors).toEqual([]);
+    expect(COSIGNATURE_MAX_AHEAD_SECONDS).toBe(600);
   });
 
   it('refuses a bad signature, another key, another origin and a forged cosignature', async () => {

@@ -215,4 +215,48 @@ describe('witnesses', () => {
     ]);
     expect((await verifyCheckpoint(fresh, keys)).errors).toEqual([]);
   }, 40_000);
+
+  it('refuses a cosignature dated more than 600 s ahead of its clock: nothing is stored, the good line stays', async () => {
+    const log = svc.container.log;
+    const network = (await svc.app.inject({ method: 'GET', url: '/public/network' })).json<{
+      log: { verifier_key: string };
+    }>();
+    const keys = {
+      logKey: network.log.verifier_key,
+      witnessKeys: [cosignatureVerifierKey(witnessSigner)],
+      minCosignatures: 1,
+    };
+    const rows = async () =>
+      (
+        await svc.container.db.execute<{ batch_sequence: number; line: string; at: string }>(
+          sql`SELECT batch_sequence::int AS batch_sequence, line, created_at::text AS at
+              FROM log_cosignatures WHERE witness = 'witness.example/a' ORDER BY batch_sequence`,
+        )
+      ).rows;
+    const good = await rows();
+    const served = (await svc.app.inject({ method: 'GET', url: '/log/checkpoint' })).body;
+    expect((await verifyCheckpoint(served, keys)).errors).toEqual([]);
+    const refused = () =>
+      svc.logs.filter(
+        (l) =>
+          l.msg === 'log: a witness refused a checkpoint' &&
+          /ahead of the log's clock/.test(String(l.message)),
+      ).length;
+    // Each a valid line by the witness's key: 10^17, past 2^53 where every client's check of
+    // the served note fails (a number the SDK's signer writes exactly, as 2^60 is not), and
+    // a day ahead of the log's clock, which a verifier would count as fresh all day.
+    const ahead = [1e17, svc.clock.now().getTime() / 1000 + 86_400];
+    for (const [i, t] of ahead.entries()) {
+      witnessClock = () => t;
+      svc.clock.advance(1_801_000);
+      await log.refreshCosignatures();
+      await log.settled();
+      expect(await rows(), String(t)).toEqual(good);
+      const now = (await svc.app.inject({ method: 'GET', url: '/log/checkpoint' })).body;
+      expect(now, String(t)).toBe(served);
+      expect((await verifyCheckpoint(now, keys)).errors).toEqual([]);
+      expect(refused(), String(t)).toBe(i + 1);
+    }
+    witnessClock = () => Date.now() / 1000;
+  }, 40_000);
 });

@@ -31,6 +31,14 @@ export interface Checkpoint {
 
 const DECIMAL = /^(?:0|[1-9][0-9]*)$/;
 
+/**
+ * How far ahead of the verifier's clock a cosignature may be dated and still count as fresh
+ * (`maxAgeSeconds`): a witness's clock may run a little ahead; one dated later would count as
+ * fresh until that time comes (a year ahead: a year). The service refuses to store such a
+ * line with the same bound.
+ */
+export const COSIGNATURE_MAX_AHEAD_SECONDS = 600;
+
 /** Parses a checkpoint's note text (without signatures); throws NoteError. */
 export function parseCheckpointBody(body: string): Checkpoint {
   if (!body.endsWith('\n')) throw new NoteError('malformed checkpoint');
@@ -70,10 +78,11 @@ export interface CheckpointOptions {
   minCosignatures?: number;
   /**
    * Only cosignatures at most this many seconds old (by the time each witness signed into
-   * it) count towards `minCosignatures`. The service has its witnesses cosign the latest
-   * checkpoint again at least hourly even when the log does not grow, so a log that stops
-   * showing fresh cosignatures is frozen, or is showing this verifier an old view. Without
-   * it, age is not checked.
+   * it) count towards `minCosignatures`, and none dated more than
+   * COSIGNATURE_MAX_AHEAD_SECONDS (600) after `now`. The service has its witnesses cosign
+   * the latest checkpoint again at least hourly even when the log does not grow, so a log
+   * that stops showing fresh cosignatures is frozen, or is showing this verifier an old
+   * view. Without it, age is not checked.
    */
   maxAgeSeconds?: number;
   /** The verifier's time, unix seconds (default: the clock's). */
@@ -170,12 +179,20 @@ export async function verifyCheckpoint(
     errors.push(`cosignatures: ${cosignatures.length} valid, at least ${min} required`);
   } else if (maxAge !== undefined) {
     const now = Math.floor(options.now ?? Date.now() / 1000);
-    const fresh = cosignatures.filter((c) => c.timestamp >= now - maxAge);
+    const latest = now + COSIGNATURE_MAX_AHEAD_SECONDS;
+    const fresh = cosignatures.filter((c) => c.timestamp >= now - maxAge && c.timestamp <= latest);
     if (fresh.length < min) {
-      const newest = Math.max(...cosignatures.map((c) => c.timestamp));
+      const ahead = cosignatures.filter((c) => c.timestamp > latest).length;
+      const past = cosignatures.filter((c) => c.timestamp <= latest).map((c) => c.timestamp);
+      const why = [
+        ...(past.length > 0 ? [`the newest is ${now - Math.max(...past)} s old`] : []),
+        ...(ahead > 0
+          ? [`${ahead} dated over ${COSIGNATURE_MAX_AHEAD_SECONDS} s ahead of this clock`]
+          : []),
+      ];
       errors.push(
         `stale: ${fresh.length} of the cosignatures are at most ${maxAge} s old, at least ` +
-          `${min} required (the newest is ${now - newest} s old)`,
+          `${min} required (${why.join('; ')})`,
       );
     }
   }

@@ -6,6 +6,7 @@
  */
 export { fromBase64, toBase64 } from './base64.js';
 export {
+  COSIGNATURE_MAX_AHEAD_SECONDS,
   parseCheckpointBody,
   rootHex,
   verifyCheckpoint,

@@ -9,7 +9,8 @@ import {
   noteVerifierKey,
   signerFromSeed,
 } from '../../../sdk/src/log/signer.js';
-import { addCheckpoint, parseWitnesses } from './witness.js';
+import { cosign, privateKeyOfSeed } from './note.js';
+import { addCheckpoint, MAX_COSIGNATURE_AHEAD_SECONDS, parseWitnesses } from './witness.js';
 
 /**
  * What of a witness's answer is kept (docs/log.md, "Witnesses"): only a cosignature line a
@@ -49,7 +50,7 @@ const witness = () =>
 
 async function send(text: string) {
   answer = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
-  return addCheckpoint(witness(), 0, [], note, 2_000);
+  return addCheckpoint(witness(), 0, [], note, new Date(), 2_000);
 }
 
 describe('a witness answer', () => {
@@ -85,6 +86,28 @@ describe('a witness answer', () => {
     }
   });
 
+  it('is refused when dated more than 600 s after the log’s clock (2^60, a day ahead)', async () => {
+    const now = new Date('2026-11-29T12:00:00Z');
+    const at = (t: bigint) =>
+      cosign(witnessSigner.name, privateKeyOfSeed(Buffer.alloc(32, 2)), body, t);
+    const nowS = BigInt(now.getTime() / 1000);
+    for (const t of [1n << 60n, nowS + 86_400n, nowS + 601n]) {
+      answer = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`${at(t)}\n`);
+      expect(await addCheckpoint(witness(), 0, [], note, now, 2_000), String(t)).toEqual({
+        kind: 'refused',
+        status: 200,
+        message: `the cosignature's time ${t} is more than 600 s ahead of the log's clock`,
+      });
+    }
+    expect(MAX_COSIGNATURE_AHEAD_SECONDS).toBe(600);
+    // Up to 600 s ahead is a clock's skew: kept, as an older line is.
+    for (const t of [nowS + 600n, nowS - 86_400n]) {
+      answer = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`${at(t)}\n`);
+      const a = await addCheckpoint(witness(), 0, [], note, now, 2_000);
+      expect(a, String(t)).toEqual({ kind: 'cosigned', line: at(t) });
+    }
+  });
+
   it('is read only to its cap, however long the witness goes on', async () => {
     answer = (res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
@@ -96,7 +119,7 @@ describe('a witness answer', () => {
       more();
     };
     const started = Date.now();
-    const a = await addCheckpoint(witness(), 0, [], note, 4_000);
+    const a = await addCheckpoint(witness(), 0, [], note, new Date(), 4_000);
     expect(a).toEqual({
       kind: 'refused',
       status: 200,

@@ -46,6 +46,14 @@ export type WitnessAnswer =
 /** How long a witness may take to answer before it counts as down. */
 export const WITNESS_TIMEOUT_MS = 5_000;
 
+/**
+ * How far ahead of the log's clock a cosignature's time may be. A witness whose clock runs
+ * later, or that signs a made-up time, would have its line served as fresh for as long as
+ * that time lies ahead (a verifier's `maxAgeSeconds`), and a time past 2^53 breaks every
+ * client's check of the served note; such a line is refused, not stored.
+ */
+export const MAX_COSIGNATURE_AHEAD_SECONDS = 600;
+
 /** What is read of a witness's answer at most (a cosignature line is ~100 bytes). */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -68,13 +76,15 @@ async function readCapped(res: Response, max: number): Promise<string> {
 /**
  * One C2SP tlog-witness `add-checkpoint` request: `old <size>`, the consistency proof from
  * that size (base64 lines), a blank line and the signed checkpoint. A 200's lines are kept
- * only if one of them is a valid cosignature of this checkpoint by this witness's key.
+ * only if one of them is a valid cosignature of this checkpoint by this witness's key, dated
+ * at most MAX_COSIGNATURE_AHEAD_SECONDS after `now` (the log's clock).
  */
 export async function addCheckpoint(
   w: WitnessConfig,
   old: number,
   proof: readonly Buffer[],
   note: string,
+  now: Date,
   timeoutMs = WITNESS_TIMEOUT_MS,
 ): Promise<WitnessAnswer> {
   const body = `old ${old}\n${proof.map((p) => `${p.toString('base64')}\n`).join('')}\n${note}`;
@@ -95,12 +105,19 @@ export async function addCheckpoint(
     return { kind: 'refused', status: res.status, message: text.slice(0, 200) };
   const parts = splitNote(note);
   if (!parts) return { kind: 'refused', status: 200, message: 'bad note' };
+  const latest = BigInt(Math.floor(now.getTime() / 1000) + MAX_COSIGNATURE_AHEAD_SECONDS);
+  let ahead: bigint | null = null;
   for (const raw of text.split('\n')) {
     // A witness answering with CRLF line ends: the line is kept without its CR.
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (verifyCosignatureLine(parts.body, line, w.verifier) !== null) {
-      return { kind: 'cosigned', line };
-    }
+    const time = verifyCosignatureLine(parts.body, line, w.verifier);
+    if (time === null) continue;
+    if (time <= latest) return { kind: 'cosigned', line };
+    ahead ??= time;
+  }
+  if (ahead !== null) {
+    const message = `the cosignature's time ${ahead} is more than ${MAX_COSIGNATURE_AHEAD_SECONDS} s ahead of the log's clock`;
+    return { kind: 'refused', status: 200, message };
   }
   return { kind: 'refused', status: 200, message: 'no valid cosignature by the witness key' };
 }

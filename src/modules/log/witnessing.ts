@@ -104,7 +104,7 @@ export class Witnessing {
         old === 0 || old === cp.tree_size ? [] : await consistencyProofOf(db, old, cp.tree_size);
       let answer;
       try {
-        answer = await addCheckpoint(w, old, proof, cp.note);
+        answer = await addCheckpoint(w, old, proof, cp.note, clock.now());
       } catch (err) {
         logger.warn(
           { witness: w.verifier.name, err: (err as Error).message },
