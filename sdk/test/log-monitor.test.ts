@@ -326,6 +326,37 @@ describe('ons-verify monitor', () => {
     );
   });
 
+  it('names a first pass whose first batch is not batch 1 (a made-up start with any prev_hash)', async () => {
+    // The operator lists one "batch 2" covering every entry, chained to nothing, and signs a
+    // checkpoint naming it: every other check holds.
+    log = new FakeLog('log.monitor.example');
+    const real = log.addBatch(20);
+    const made = { ...real, sequence: 2, prev_hash: `0x${'77'.repeat(32)}` };
+    const forged = { ...made, hash: headerHash(made) };
+    const body = log.body().replace(/^ons-batch .*$/m, `ons-batch 2 ${forged.hash}`);
+    doctor.checkpoint = () => log.checkpoint(log.size, [witness], body);
+    doctor.batches = () => [forged];
+    expect(await monitor()).toEqual({
+      code: 1,
+      out: "FAULT batch: batch 2 is listed as the log's first batch, not batch 1",
+    });
+    // Batch 1 chained to anything but the genesis hash is refused as before.
+    const one = { ...real, prev_hash: `0x${'77'.repeat(32)}` };
+    const rechained = { ...one, hash: headerHash(one) };
+    doctor.checkpoint = () =>
+      log.checkpoint(
+        log.size,
+        [witness],
+        log.body().replace(/^ons-batch .*$/m, `ons-batch 1 ${rechained.hash}`),
+      );
+    doctor.batches = () => [rechained];
+    expect((await monitor()).out).toBe(
+      'FAULT batch: batch 1: prev_hash does not chain to the batch before',
+    );
+    doctor = {};
+    expect((await monitor()).code).toBe(0);
+  });
+
   it('names entry tiles that do not hash to the signed root', async () => {
     doctor.entries = (tile, bytes) => {
       if (tile !== 0) return bytes;

@@ -375,7 +375,11 @@ async function batchRanges(
   for (const b of batches) {
     const item = `batch ${b.sequence}`;
     if (headerHash(b) !== b.hash) throw new Fault('batch', `${item}: hash is not its header's`);
-    // The first batch chains to the genesis hash (0x + 64 zeros).
+    // From an empty log, the first batch listed is batch 1, and it chains to the genesis hash
+    // (0x + 64 zeros): a made-up "first" batch n would chain to anything.
+    if (oldSize === 0 && out.length === 0 && b.sequence !== 1) {
+      throw new Fault('batch', `${item} is listed as the log's first batch, not batch 1`);
+    }
     if (b.sequence === 1) prevHash ??= GENESIS;
     if (prevHash !== null && b.prev_hash !== prevHash) {
       throw new Fault('batch', `${item}: prev_hash does not chain to the batch before`);
