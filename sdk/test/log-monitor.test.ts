@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main as onsVerify } from '@ons/sdk/cli';
+import { runMonitor } from '../src/log/monitor.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { headerHash, verifyWebhook } from '@ons/sdk';
 import {
@@ -26,6 +27,8 @@ interface Doctor {
   consistency?: (from: number, to: number) => string[];
   entries?: (n: number, bytes: Uint8Array) => Uint8Array;
   batches?: (list: FakeBatch[]) => FakeBatch[];
+  /** Answers the batch list's pages itself (`next` as asked, null on the first). */
+  batchPage?: (next: string | null) => { batches: FakeBatch[]; has_more: boolean; next: string };
   verifierKey?: string;
   /** Answers 404 for the paths it matches (data the log withholds). */
   missing?: (path: string) => boolean;
@@ -77,6 +80,9 @@ function serve(req: { url?: string }): { status: number; type: string; body: str
       type: 'application/octet-stream',
       body: Buffer.from(doctor.entries?.(n, bytes) ?? bytes),
     };
+  }
+  if (u.pathname === '/batches' && doctor.batchPage) {
+    return json(doctor.batchPage(u.searchParams.get('next')));
   }
   if (u.pathname === '/batches') {
     const all = (doctor.batches?.(log.batches) ?? log.batches).slice().reverse();
@@ -408,6 +414,78 @@ describe('ons-verify monitor', () => {
     log.addBatch(5);
     doctor = { missing: (p) => p === '/log/proof/consistency' };
     expect((await monitor()).out).toMatch(/^FAULT withheld: size 268 is signed, but /);
+  });
+
+  it('names a batch list that never ends as withheld, promptly (it paged forever)', async () => {
+    let pages = 0;
+    const cases: [string, Doctor['batchPage'], string][] = [
+      [
+        'empty pages that say there is more',
+        (next) => ({ batches: [], has_more: true, next: String(Number(next ?? 0) + 1) }),
+        'page 1 is empty but says there is more',
+      ],
+      [
+        'a cursor given before',
+        () => ({ batches: [log.batches[2]!], has_more: true, next: 'again' }),
+        'page 2 gives a next cursor it gave before ("again")',
+      ],
+      [
+        // Pages of one batch, each sealed after the checkpoint, under new cursors: the three
+        // batches up to the checkpoint's fill three such pages, and one more is allowed.
+        'pages past what its batches fill',
+        (next) => ({
+          batches: [{ ...log.batches[2]!, sequence: 1000 + Number(next ?? 0) }],
+          has_more: true,
+          next: String(Number(next ?? 0) + 1),
+        }),
+        'goes on past 4 pages of 1 for the 3 batches after batch 0',
+      ],
+    ];
+    for (const [what, page, words] of cases) {
+      pages = 0;
+      doctor = {
+        batchPage: (next) => {
+          pages++;
+          return page!(next);
+        },
+      };
+      const started = Date.now();
+      const r = await runMonitor({ url: base, statePath: stateFile });
+      expect(r, what).toMatchObject({ ok: false, fault: 'withheld', size: 0 });
+      expect(r.message, what).toBe(`size 263 is signed, but the batch list ${words}`);
+      expect(pages, what).toBeLessThanOrEqual(4);
+      expect(Date.now() - started, what).toBeLessThan(5_000);
+    }
+    // The state file was never written: the next pass starts over.
+    await expect(readFile(stateFile, 'utf8')).rejects.toThrow('ENOENT');
+    doctor = {};
+    expect((await monitor()).code).toBe(0);
+  });
+
+  it('names a checkpoint naming a batch further on than its new entries allow, without paging towards it', async () => {
+    // Each batch holds an action: batch 10^12 cannot be in a log of 263 entries. The server
+    // lists batches down from it one a page, each page new: within the page bound, that
+    // would be 10^12 pages.
+    const made = { ...log.batches[2]!, sequence: 1e12 };
+    const far = { ...made, hash: headerHash(made) };
+    const body = log.body().replace(/^ons-batch .*$/m, `ons-batch ${far.sequence} ${far.hash}`);
+    let pages = 0;
+    doctor.checkpoint = () => log.checkpoint(log.size, [witness], body);
+    doctor.batchPage = (next) => {
+      pages++;
+      const n = Number(next ?? 0);
+      return { batches: [{ ...far, sequence: 1e12 - n }], has_more: true, next: String(n + 1) };
+    };
+    const started = Date.now();
+    expect(await runMonitor({ url: base, statePath: stateFile })).toMatchObject({
+      ok: false,
+      fault: 'batch',
+      message:
+        'batch 1000000000000, named by the checkpoint, is 1000000000000 batches after ' +
+        'batch 0, but only 263 entries were added',
+    });
+    expect(pages).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('exits 2 when it cannot run (the service is unreachable)', async () => {

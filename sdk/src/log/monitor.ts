@@ -327,17 +327,29 @@ async function forEachEntry(
   }
 }
 
-/** The batches sealed since the state's, oldest first (newest-first pages, stopping early). */
+/** How many batches the monitor asks for a page (the service serves up to 100). */
+const BATCH_PAGE = 100;
+
+/**
+ * The batches sealed since the state's, oldest first (newest-first pages, stopping early). A
+ * list that does not move on is withheld: an empty page that says there is more, a `next`
+ * cursor it was given before, or more pages than the batches after `after` up to `upTo` fill
+ * at the server's page size (its first page's), plus one for batches sealed since the
+ * checkpoint. A server could otherwise keep the monitor paging forever.
+ */
 async function newBatches(io: Io, after: number, upTo: number): Promise<Batch[]> {
   const out: Batch[] = [];
+  const cursors = new Set<string>();
   let next: string | null = null;
-  for (;;) {
+  let pageSize = 0;
+  for (let pages = 1; ; pages++) {
     const q: string = next === null ? '' : `&next=${encodeURIComponent(next)}`;
     const page = await io.json<{ batches: Batch[]; has_more: boolean; next: string }>(
-      `/batches?order=desc&limit=100${q}`,
+      `/batches?order=desc&limit=${BATCH_PAGE}${q}`,
     );
+    const list = Array.isArray(page.batches) ? page.batches : [];
     let done = false;
-    for (const b of page.batches) {
+    for (const b of list) {
       if (b.sequence <= after) {
         done = true;
         break;
@@ -345,6 +357,22 @@ async function newBatches(io: Io, after: number, upTo: number): Promise<Batch[]>
       if (b.sequence <= upTo && typeof b.log_tree_size === 'number') out.push(b);
     }
     if (done || !page.has_more) break;
+    // Not a Fault: runMonitor names it `withheld` (the checkpoint's size is signed).
+    const stuck = (why: string) => new Error(`the batch list ${why}`);
+    if (list.length === 0) throw stuck(`page ${pages} is empty but says there is more`);
+    pageSize ||= list.length;
+    if (typeof page.next !== 'string' || cursors.has(page.next)) {
+      throw stuck(
+        `page ${pages} gives a next cursor it gave before (${JSON.stringify(page.next)})`,
+      );
+    }
+    cursors.add(page.next);
+    const most = Math.ceil(Math.max(upTo - after, 0) / pageSize) + 1;
+    if (pages >= most) {
+      throw stuck(
+        `goes on past ${pages} pages of ${pageSize} for the ${upTo - after} batches after batch ${after}`,
+      );
+    }
     next = page.next;
   }
   return out.reverse();
@@ -368,6 +396,15 @@ async function batchRanges(
     return [];
   }
   const after = state?.batch?.sequence ?? 0;
+  // Every batch holds at least one action: a checkpoint naming a batch further on than the
+  // new entries allow is not the log's (and would have the monitor page towards it forever).
+  if (cp.batch.sequence - after > cp.size - oldSize) {
+    throw new Fault(
+      'batch',
+      `batch ${cp.batch.sequence}, named by the checkpoint, is ${cp.batch.sequence - after} ` +
+        `batches after batch ${after}, but only ${cp.size - oldSize} entries were added`,
+    );
+  }
   const batches = await newBatches(io, after, cp.batch.sequence);
   const out: Range[] = [];
   let size = oldSize;
