@@ -86,6 +86,23 @@ describe('ons-verify witness', () => {
     expect((await post(request(9, [], same.checkpoint()))).status).toBe(422);
   });
 
+  it('refuses another text of the size it cosigned, the same root (409): a rewritten ons-batch line', async () => {
+    const before = await readFile(statePath(), 'utf8');
+    const body = log
+      .body(9)
+      .replace(/^ons-batch 2 0x[0-9a-f]{64}$/m, `ons-batch 2 0x${'cd'.repeat(32)}`);
+    expect(body).not.toBe(log.body(9));
+    const r = await post(request(9, [], log.checkpoint(9, [], body)));
+    expect(r).toEqual({
+      status: 409,
+      type: 'text/plain; charset=utf-8',
+      text: 'another checkpoint of the size it cosigned (its text differs)\n',
+    });
+    expect(await readFile(statePath(), 'utf8')).toBe(before);
+    // The text it cosigned, again: cosigned.
+    expect((await post(request(9, [], log.checkpoint(9)))).status).toBe(200);
+  });
+
   it('refuses a rollback (400), an unknown log (404), a bad signature (403), malformed input (400)', async () => {
     expect((await post(request(9, [], log.checkpoint(3)))).status).toBe(400);
     const other = new FakeLog('elsewhere.example');

@@ -15,7 +15,8 @@ import { verifyConsistencyProof } from './tree.js';
  * consistent with the last one it cosigned for that log, and records it before answering,
  * so it never signs two views of one log. Answers: 200 with the cosignature line; 400
  * malformed or smaller than `old`; 403 not signed by the log's key; 404 unknown log; 409
- * `old` is not the size it recorded (the body, `text/x.tlog.size`, says which); 422 the
+ * `old` is not the size it recorded (the body, `text/x.tlog.size`, says which), or (plain
+ * text) the checkpoint is of the size it recorded, with its root, but another text; 422 the
  * proof does not prove consistency.
  */
 
@@ -137,6 +138,13 @@ export class Witness {
     const oldRoot = known ? fromBase64(known.root)! : sha256();
     if (!verifyConsistencyProof(req.old, cp.size, req.proof, oldRoot, cp.root)) {
       return answer(422, 'the proof does not prove consistency with the last checkpoint');
+    }
+    // The size it recorded, the same root: the text must be the same too. The log signs one
+    // checkpoint per size (every batch holds an action), so another text (another ons-batch
+    // line) is a second batch header for one tree. A conflict, as tlog-witness answers a
+    // root that differs at the recorded size (plain text: not a size to retry from).
+    if (known && cp.size === known.size && note.body !== known.checkpoint) {
+      return answer(409, 'another checkpoint of the size it cosigned (its text differs)');
     }
     // Recorded on disk before the cosignature leaves: after a crash the witness still
     // refuses what is not consistent with everything it ever signed.

@@ -108,6 +108,16 @@ describe('a witness answer', () => {
     }
   });
 
+  it('is refused with the witness’s words on a 409 that names no size (a conflict at its size)', async () => {
+    const words = 'another checkpoint of the size it cosigned (its text differs)';
+    answer = (res) => res.writeHead(409, { 'content-type': 'text/plain' }).end(`${words}\n`);
+    expect(await addCheckpoint(witness(), 0, [], note, new Date(), 2_000)).toEqual({
+      kind: 'refused',
+      status: 409,
+      message: `a 409 without a tree size: ${words}`,
+    });
+  });
+
   it('is read only to its cap, however long the witness goes on', async () => {
     answer = (res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });

@@ -99,7 +99,10 @@ export async function addCheckpoint(
   if (res.status === 409) {
     const size = Number(text.trim());
     if (Number.isSafeInteger(size) && size >= 0) return { kind: 'size', size };
-    return { kind: 'refused', status: 409, message: 'a 409 without a tree size' };
+    // A plain-text 409 is a conflict at the size it cosigned (another root, or another text
+    // with the SDK's witness): its words go to the log's warning.
+    const words = text.trim().slice(0, 200);
+    return { kind: 'refused', status: 409, message: `a 409 without a tree size: ${words}` };
   }
   if (res.status !== 200)
     return { kind: 'refused', status: res.status, message: text.slice(0, 200) };
