@@ -38,6 +38,44 @@ export interface DatabaseOptions {
    * plan, and the connections stay open, so their plans do too.
    */
   genericPlans?: boolean;
+  /**
+   * PostgreSQL cancels any statement of the pool's connections that runs longer than this
+   * (ms; `statement_timeout`, which counts lock waits): it answers SQLSTATE 57014. Set with the
+   * connection's start-up options, so it costs no round trip. Unset: no limit.
+   */
+  statementTimeoutMs?: number;
+  /** How long a query waits for a connection (a free one, or a new one's connect); 10 s. */
+  connectionTimeoutMs?: number;
+  /** The connections' `application_name` (pg_stat_activity); 'ons'. */
+  applicationName?: string;
+}
+
+/** The application_name of the public reads' pool (createPublicDatabase). */
+export const PUBLIC_APPLICATION_NAME = 'ons-public';
+
+/** The settings of the public reads' pool (config.publicDb). */
+export interface PublicDatabaseSettings {
+  poolSize: number;
+  statementTimeoutMs: number;
+  waitMs: number;
+}
+
+/**
+ * The pool of anonymous public reads (GET /public/*, the batch explorer, the transparency
+ * log): small, and every statement on it cancelled by PostgreSQL past `statementTimeoutMs`,
+ * so reads that anyone can make slow hold at most `poolSize` connections, each for a bounded
+ * time, and never the main pool's (docs/decisions.md, "Anonymous public reads run on a pool
+ * of their own").
+ */
+export function createPublicDatabase(
+  connectionString: string,
+  settings: PublicDatabaseSettings,
+): Database {
+  return createDatabase(connectionString, settings.poolSize, {
+    statementTimeoutMs: settings.statementTimeoutMs,
+    connectionTimeoutMs: settings.waitMs,
+    applicationName: PUBLIC_APPLICATION_NAME,
+  });
 }
 
 export function createDatabase(
@@ -45,6 +83,15 @@ export function createDatabase(
   max = 20,
   opts: DatabaseOptions = {},
 ): Database {
+  // No JIT: the service's statements are short, and a statement whose row estimate is
+  // large only because its ranges arrive as parameters (a log proof's leaf ranges) paid
+  // ~20 ms of JIT compilation to run in ~1 ms (docs/performance.md, "Transparency log
+  // proofs").
+  const options = ['-c jit=off'];
+  if (opts.genericPlans) options.push('-c plan_cache_mode=force_generic_plan');
+  if (opts.statementTimeoutMs !== undefined) {
+    options.push(`-c statement_timeout=${Math.trunc(opts.statementTimeoutMs)}`);
+  }
   const pool = new pg.Pool({
     connectionString,
     max,
@@ -52,13 +99,9 @@ export function createDatabase(
     // Kept: a new connection plans every named statement again.
     idleTimeoutMillis: opts.genericPlans ? 0 : 30_000,
     allowExitOnIdle: opts.genericPlans === true,
-    connectionTimeoutMillis: 10_000,
-    application_name: 'ons',
-    // No JIT: the service's statements are short, and a statement whose row estimate is
-    // large only because its ranges arrive as parameters (a log proof's leaf ranges) paid
-    // ~20 ms of JIT compilation to run in ~1 ms (docs/performance.md, "Transparency log
-    // proofs").
-    options: opts.genericPlans ? '-c jit=off -c plan_cache_mode=force_generic_plan' : '-c jit=off',
+    connectionTimeoutMillis: opts.connectionTimeoutMs ?? 10_000,
+    application_name: opts.applicationName ?? 'ons',
+    options: options.join(' '),
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => undefined);

@@ -4,12 +4,13 @@ import {
   Code,
   invalid,
   secretUnavailable,
+  statementCancelled,
   unavailable,
   type ErrorCode,
   type FieldIssue,
 } from '../lib/errors.js';
 import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
-import { isDatabaseUnavailable } from '../lib/pg-errors.js';
+import { isDatabaseUnavailable, isQueryCanceled } from '../lib/pg-errors.js';
 import { linkUrlReason } from '../lib/link-url.js';
 import { SealedSecretError } from '../lib/sealed-secret.js';
 
@@ -136,6 +137,8 @@ export function toAppError(err: unknown): AppError | null {
   if (Array.isArray(fe.validation)) return validationError(fe.validation, fe.validationContext);
   // A client's own broken connection carries a statusCode (Fastify sets 400) and stays a 400.
   if (fe?.statusCode === undefined && isDatabaseUnavailable(err)) return unavailable();
+  // A statement past its statement_timeout (the public reads' pool, src/db/pool.ts).
+  if (fe?.statusCode === undefined && isQueryCanceled(err)) return statementCancelled();
   if (
     fe &&
     typeof fe === 'object' &&
@@ -160,8 +163,10 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
     // a secret.
     req.log.error({ reason: err.message }, 'a stored secret does not open in this process');
   } else if (status === 503) {
-    // An outage of the database is no defect of the service: a warning, not an error.
-    req.log.warn({ err }, 'dependency unavailable');
+    // An outage of the database, or a statement it stopped as too slow, is no defect of the
+    // service: a warning, not an error.
+    const what = isQueryCanceled(err) ? 'statement cancelled: past its time limit' : null;
+    req.log.warn({ err }, what ?? 'dependency unavailable');
   } else if (status >= 500) req.log.error({ err }, 'server error');
   if (app.code === Code.RESOURCE_EXHAUSTED || app.code === Code.UNAVAILABLE) {
     const retry = app.details?.retry_after_seconds;

@@ -52,6 +52,18 @@ export const unavailable = (retryAfterSeconds = 5) =>
     retry_after_seconds: retryAfterSeconds,
   });
 /**
+ * PostgreSQL stopped the request's statement before it finished: it ran past its time limit
+ * (an anonymous public read past PUBLIC_STATEMENT_TIMEOUT_MS, docs/self-hosting.md), or an
+ * operator cancelled it. The same request may pass when the database is less busy; one that
+ * asks for less (a narrower filter, a smaller page) more likely.
+ */
+export const statementCancelled = (retryAfterSeconds = 5) =>
+  new AppError(
+    Code.UNAVAILABLE,
+    'the database stopped this request: it took longer than allowed; retry later, or ask for less (a narrower filter, a smaller page)',
+    { retry_after_seconds: retryAfterSeconds },
+  );
+/**
  * A stored secret the request needs is sealed, and this process cannot open it: sealed after
  * its start by a process with SECRETS_KEY, or under a key it was not given (docs/self-hosting.md,
  * "Secrets at rest"). Its operator must restart it with the key; a process that has it serves

@@ -2,7 +2,8 @@ import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { toAppError } from '../http/errors.js';
 import { Code } from './errors.js';
-import { isDatabaseUnavailable } from './pg-errors.js';
+import { StatementFailed } from '../db/prepared.js';
+import { isDatabaseUnavailable, isQueryCanceled } from './pg-errors.js';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 const wrapped = (cause: unknown) => new DrizzleQueryError('select 1', [], cause as Error);
@@ -46,5 +47,26 @@ describe('toAppError for an unavailable database', () => {
   it("keeps a client's own broken connection a 400, not an outage", () => {
     const aborted = Object.assign(withCode('aborted', 'ECONNRESET'), { statusCode: 400 });
     expect(toAppError(aborted)?.code).toBe(Code.INVALID_ARGUMENT);
+  });
+});
+
+describe('a statement PostgreSQL cancelled (57014)', () => {
+  const timedOut = () => withCode('canceling statement due to statement timeout', '57014');
+
+  it('is recognized as it comes: bare, under drizzle, under a named statement', () => {
+    expect(isQueryCanceled(timedOut())).toBe(true);
+    expect(isQueryCanceled(wrapped(timedOut()))).toBe(true);
+    expect(isQueryCanceled(new StatementFailed('p_0123', timedOut()))).toBe(true);
+    expect(isQueryCanceled(wrapped(withCode('deadlock detected', '40P01')))).toBe(false);
+    expect(isQueryCanceled(new Error('canceling statement due to statement timeout'))).toBe(false);
+  });
+
+  it('answers code 14 (503) with a retry delay, never a 500', () => {
+    for (const err of [wrapped(timedOut()), new StatementFailed('p_0123', timedOut())]) {
+      const app = toAppError(err);
+      expect(app?.code).toBe(Code.UNAVAILABLE);
+      expect(app?.details).toEqual({ retry_after_seconds: 5 });
+      expect(app?.message).toMatch(/took longer than allowed/);
+    }
   });
 });

@@ -21,6 +21,15 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return constraint === undefined || pg.constraint === constraint;
 }
 
+/**
+ * True for a statement PostgreSQL cancelled (57014 query_canceled): it ran past its
+ * `statement_timeout` (the public reads' pool sets one: src/db/pool.ts), or an operator
+ * cancelled it. The request may succeed later, or asking for less: a 503, not a 500.
+ */
+export function isQueryCanceled(err: unknown): boolean {
+  return pgErrorOf(err)?.code === '57014';
+}
+
 // SQLSTATEs that say the server is gone or not taking work: connection exceptions (class 08),
 // shutdown and start-up (57P01–57P03), no free connection slot (53300).
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
