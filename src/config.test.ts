@@ -138,6 +138,43 @@ describe('config', () => {
     ).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
   });
 
+  it('bounds public reads by default: a pool of 4, 5 s a statement, 2 s to wait for a connection', () => {
+    expect(loadConfig({}).publicDb).toEqual({
+      poolSize: 4,
+      statementTimeoutMs: 5_000,
+      waitMs: 2_000,
+    });
+    expect(
+      loadConfig({
+        PUBLIC_DB_POOL_SIZE: '2',
+        PUBLIC_STATEMENT_TIMEOUT_MS: '50',
+        PUBLIC_DB_WAIT_MS: '100',
+      }).publicDb,
+    ).toEqual({ poolSize: 2, statementTimeoutMs: 50, waitMs: 100 });
+  });
+
+  // 0 would be no pool at all, and no limit for PostgreSQL (statement_timeout=0).
+  it.each([
+    ['PUBLIC_DB_POOL_SIZE', '0', '1 and 100'],
+    ['PUBLIC_DB_POOL_SIZE', '101', '1 and 100'],
+    ['PUBLIC_DB_POOL_SIZE', '2.5', '1 and 100'],
+    ['PUBLIC_DB_POOL_SIZE', 'four', '1 and 100'],
+    ['PUBLIC_DB_POOL_SIZE', '-1', '1 and 100'],
+    ['PUBLIC_STATEMENT_TIMEOUT_MS', '0', '10 and 60000'],
+    ['PUBLIC_STATEMENT_TIMEOUT_MS', '9', '10 and 60000'],
+    ['PUBLIC_STATEMENT_TIMEOUT_MS', '60001', '10 and 60000'],
+    ['PUBLIC_STATEMENT_TIMEOUT_MS', '5s', '10 and 60000'],
+    ['PUBLIC_STATEMENT_TIMEOUT_MS', '-5000', '10 and 60000'],
+    ['PUBLIC_DB_WAIT_MS', '0', '10 and 60000'],
+    ['PUBLIC_DB_WAIT_MS', '60001', '10 and 60000'],
+    ['PUBLIC_DB_WAIT_MS', '1.5', '10 and 60000'],
+    ['PUBLIC_DB_WAIT_MS', 'never', '10 and 60000'],
+  ])('refuses %s=%s (an integer between %s)', (name, value, bounds) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      `${name} must be an integer between ${bounds}, got "${value}"`,
+    );
+  });
+
   it('runs batch headers at the idle priority unless BATCH_HEADER_PRIORITY says otherwise', () => {
     expect(loadConfig({}).batches.headerPriority).toBe('idle');
     expect(loadConfig({ BATCH_HEADER_PRIORITY: 'low' }).batches.headerPriority).toBe('low');

@@ -88,6 +88,13 @@ export interface Config {
   /** Until this instant v2 paths redirect to v3 (301); from it on they answer 410. */
   v2Sunset: Date;
   dbPoolSize: number;
+  /**
+   * The pool of anonymous public reads (GET /public/*, the batch explorer, the transparency
+   * log), apart from the main pool: PUBLIC_DB_POOL_SIZE connections, each statement cancelled
+   * by PostgreSQL after PUBLIC_STATEMENT_TIMEOUT_MS, a connection waited for at most
+   * PUBLIC_DB_WAIT_MS (docs/self-hosting.md, "Public reads").
+   */
+  publicDb: { poolSize: number; statementTimeoutMs: number; waitMs: number };
   shutdownGraceMs: number;
   /** HTTP processes sharing the port (node:cluster); 1 runs everything in one process. */
   workers: number;
@@ -285,6 +292,12 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     networkId: str(env, 'NETWORK_ID', 'ons-local'),
     v2Sunset: timestamp(env, 'V2_SUNSET', '2026-06-30T00:00:00Z'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    publicDb: {
+      poolSize: int(env, 'PUBLIC_DB_POOL_SIZE', 4, 1, 100),
+      // Never 0 (PostgreSQL's "no limit"): bounding these reads is the pool's purpose.
+      statementTimeoutMs: int(env, 'PUBLIC_STATEMENT_TIMEOUT_MS', 5_000, 10, 60_000),
+      waitMs: int(env, 'PUBLIC_DB_WAIT_MS', 2_000, 10, 60_000),
+    },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
     workers,
     webauthn: {
