@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Database, Db } from './db/pool.js';
+import { createPublicDatabase, type Database, type Db } from './db/pool.js';
 import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import { MicroCache } from './http/micro-cache.js';
@@ -62,6 +62,11 @@ export interface BaseDeps {
 /** Every service of the process, built once (the composition root's wiring). */
 export interface Container extends BaseDeps {
   db: Db;
+  /**
+   * The pool of anonymous public reads (PUBLIC_DB_POOL_SIZE connections, each statement
+   * cancelled after PUBLIC_STATEMENT_TIMEOUT_MS): closed with the workers.
+   */
+  publicDatabase: Database;
   tokens: TokenService;
   sessions: SessionService;
   verifiers: CredentialVerifiers;
@@ -157,7 +162,12 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     accounts,
     apiKeys: { forget: (ids) => ids.forEach((id) => apiKeyVerifier.forget(id)) },
   });
-  const wallets = new WalletService(db, clock, identity.sessions, accounts.notices);
+  // Anonymous public reads (GET /public/*, the batch explorer, the transparency log) run on a
+  // pool of their own, small and time-bounded, so that reads anyone can make slow never hold
+  // the main pool's connections (docs/decisions.md, 2026-11-29).
+  const publicDatabase = createPublicDatabase(database.url, config.publicDb);
+  const publicDb = publicDatabase.db;
+  const wallets = new WalletService(db, clock, identity.sessions, accounts.notices, publicDb);
   // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when a template goes private.
   const publicList = new MicroCache(config.publicListCacheMs);
   // A switch is noted for the batches' contents in its transaction (docs/batches.md).
@@ -166,9 +176,11 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     clock,
     objectVisibility(() => publicList.clear()),
     [batchVisibility],
+    publicDb,
   );
-  // The public list's filters choose its query's shape: only the first 32 shapes are named.
-  const objects = new ObjectService(db, preparedRows(database.pool, PUBLIC_LIST_SHAPES));
+  // The public list's filters choose its query's shape: only the first 32 shapes are named
+  // (on each connection of the public pool).
+  const objects = new ObjectService(db, preparedRows(publicDatabase.pool, PUBLIC_LIST_SHAPES));
   const storage = new StorageService(
     db,
     clock,
@@ -176,13 +188,14 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     config.publicUrl,
     config.storage.quotaBytes,
   );
-  const indexer = new IndexerService(db);
+  const indexer = new IndexerService(db, publicDb);
   const webhooks = createWebhooks({ db, clock, config, logger: deps.logger });
   const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger, {
     handoff: webhooks.handoff,
   });
   const batches = await createBatches({
     db,
+    publicDb,
     clock,
     config,
     logger: deps.logger,
@@ -190,6 +203,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   });
   const log = await createLog({
     db,
+    publicDb,
     clock,
     config,
     logger: deps.logger,
@@ -268,6 +282,12 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
         await batches.close();
       },
     },
+    {
+      // Stopped after the HTTP server (src/server.ts): no request is left to read on it.
+      name: 'public-database',
+      start: () => undefined,
+      stop: () => publicDatabase.close(),
+    },
   ];
 
   const verifiers: CredentialVerifiers = {
@@ -307,6 +327,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   return {
     ...deps,
     db,
+    publicDatabase,
     tokens,
     sessions,
     verifiers,

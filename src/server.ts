@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client';
 import { buildApp, routeTableOf, type App, type RouteEntry } from './http/app.js';
+import { registerPoolGauge } from './http/metrics.js';
 import { createContainer, type BaseDeps, type Container } from './container.js';
 import { registerEbusMetrics } from './modules/ebus/metrics.js';
 import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
@@ -47,6 +48,13 @@ export async function createService(
             (registry: Registry) =>
               registerRetentionMetrics(registry, container.webhooks.retention),
           ]),
+      (registry) =>
+        registerPoolGauge(
+          registry,
+          container.publicDatabase.pool,
+          'db_public_pool_connections',
+          'Connections of the anonymous public reads pool by state',
+        ),
     ],
     trustProxy: deps.config.trustProxy,
     v2: { sunset: deps.config.v2Sunset, clock: deps.clock },

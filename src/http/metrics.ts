@@ -28,17 +28,7 @@ export function registerMetrics(
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  new Gauge({
-    name: 'db_pool_connections',
-    help: 'Database pool connections by state',
-    labelNames: ['state'],
-    registers: [registry],
-    collect() {
-      this.set({ state: 'total' }, pool.totalCount);
-      this.set({ state: 'idle' }, pool.idleCount);
-      this.set({ state: 'waiting' }, pool.waitingCount);
-    },
-  });
+  registerPoolGauge(registry, pool, 'db_pool_connections', 'Database pool connections by state');
 
   // Share of time the event loop was busy since the previous scrape (0–1): the figure that
   // says when one process is the bottleneck, which CPU time does not.
@@ -79,4 +69,19 @@ export function registerMetrics(
     return rendered.text;
   });
   return registry;
+}
+
+/** A pool's connections by state (`total`, `idle`) and the queries `waiting` for one. */
+export function registerPoolGauge(registry: Registry, pool: pg.Pool, name: string, help: string) {
+  new Gauge({
+    name,
+    help,
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+    },
+  });
 }

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seedPublicObjects, type SeedResult } from '../../bench/seed-objects.js';
-import { createDatabase } from '../../src/db/pool.js';
+import { createPublicDatabase } from '../../src/db/pool.js';
 import { preparedRows } from '../../src/db/prepared.js';
 import { listPublic } from '../../src/modules/objects/public-list.js';
 import type { PublicObjectsQuery } from '../../src/modules/objects/schema.js';
@@ -18,7 +18,8 @@ const captured: { text: string; values: unknown[] }[] = [];
 const svc = useTestService();
 beforeAll(async () => {
   seed = await seedPublicObjects(svc.container.db, 30_000, { owners: 1000 });
-  const pool = svc.database.pool;
+  // The public list runs on the public reads' pool (src/db/pool.ts, createPublicDatabase).
+  const pool = svc.container.publicDatabase.pool;
   const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   // Record the statements the list runs (drizzle calls pool.query with a config object).
   (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -114,8 +115,11 @@ describe('public list plans after six runs of a shape', () => {
     );
 
   async function lastPlan(runs: PublicObjectsQuery[], last: PublicObjectsQuery): Promise<string> {
-    // One connection, opened as the service opens its pool, with the service's runner.
-    const database = createDatabase(svc.database.url, 1);
+    // One connection, opened as the service opens its public pool, with the service's runner.
+    const database = createPublicDatabase(svc.database.url, {
+      ...svc.config.publicDb,
+      poolSize: 1,
+    });
     const sent: { name?: string; text: string; values: unknown[] }[] = [];
     const pool = database.pool as unknown as { query: (...args: unknown[]) => unknown };
     const original = pool.query.bind(pool);

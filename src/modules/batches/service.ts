@@ -1,5 +1,5 @@
 import { formatEther } from 'viem';
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Logger } from 'pino';
 import { ByteLru } from '../../lib/byte-lru.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
@@ -52,6 +52,12 @@ export class BatchExplorer {
     private readonly logger: Logger,
     /** The batch salt key's 32 bytes (repo/keys.ts). */
     private readonly saltKey: Buffer,
+    /**
+     * Where the anonymous reads run (every public route here): the public reads' pool
+     * (src/db/pool.ts). A content published anew, the log's leaves and an organization's own
+     * private action use `db`.
+     */
+    private readonly publicDb: Executor = db,
     /** The leaves of the batches this process sealed, until the log takes them. */
     private readonly sealed?: SealedLeaves,
     private readonly clock: Clock = systemClock,
@@ -78,9 +84,9 @@ export class BatchExplorer {
   }
 
   async get(id: string): Promise<Batch> {
-    const found = await repo.findBatch(this.db, id);
+    const found = await repo.findBatch(this.publicDb, id);
     if (found === null) throw notFound('batch');
-    const members = (await repo.memberSummaries(this.db, [id])).get(id)!;
+    const members = (await repo.memberSummaries(this.publicDb, [id])).get(id)!;
     // Its `ipfs_url` names the content as shown now (it lists every action: their visibility
     // is read with them).
     const privateNow = members.filter((m) => m.private).map((m) => m.id);
@@ -96,7 +102,7 @@ export class BatchExplorer {
 
   async list(query: ListBatchesQuery): Promise<BatchList> {
     const page = parseList(query, repo.BATCH_LIST);
-    const rows = await repo.listBatches(this.db, page, query, query.status);
+    const rows = await repo.listBatches(this.publicDb, page, query, query.status);
     const out = pageOf(
       rows,
       page,
@@ -104,7 +110,7 @@ export class BatchExplorer {
       (r) => r.id,
     );
     const members = await repo.memberSummaries(
-      this.db,
+      this.publicDb,
       out.items.map((r) => r.id),
       LIST_AFFECTED_ACTIONS,
     );
@@ -125,7 +131,7 @@ export class BatchExplorer {
    * for its turn is answered 503 (content-gate.ts).
    */
   async content(id: string): Promise<Buffer> {
-    const found = await repo.findBatchWithPrivateNow(this.db, id);
+    const found = await repo.findBatchWithPrivateNow(this.publicDb, id);
     if (found === null) throw notFound('batch');
     const { row, privateNow } = found;
     const { hash } = row;
@@ -179,7 +185,13 @@ export class BatchExplorer {
   }
 
   private async buildContent(row: repo.BatchRow): Promise<Buffer> {
-    const content = await viewBytes(this.db, row, row.hidden_actions, row.version, this.saltKey);
+    const content = await viewBytes(
+      this.publicDb,
+      row,
+      row.hidden_actions,
+      row.version,
+      this.saltKey,
+    );
     if (ipfsUrl(content) !== row.ipfs_url) throw this.noLongerMatches(row.id);
     return content;
   }
@@ -211,10 +223,10 @@ export class BatchExplorer {
 
   /** The RFC 6962 inclusion proof of one action in the batch's `actions_hash`. */
   async proof(batchId: string, actionId: string): Promise<InclusionProofSchema> {
-    const row = await repo.findBatch(this.db, batchId);
+    const row = await repo.findBatch(this.publicDb, batchId);
     if (row === null) throw notFound('batch');
     if (row.actions_hash === null) throw notFound('inclusion proof (the batch is not sealed yet)');
-    const leaves = await batchLeaves(this.db, batchId);
+    const leaves = await batchLeaves(this.publicDb, batchId);
     const index = leaves.findIndex((l) => l.id === actionId);
     if (index < 0) throw notFound('action in this batch');
     const sealedPrivate = new Set(row.private_actions ?? []);
@@ -253,7 +265,7 @@ export class BatchExplorer {
     let count = r.actions_count;
     let fee = r.total_fee_wei;
     if (r.status === 'building') {
-      const totals = await repo.memberTotals(this.db, r.id);
+      const totals = await repo.memberTotals(this.publicDb, r.id);
       count = totals.count;
       fee = totals.feeWei;
     }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import { batchActions } from '../ebus/index.js';
 import {
   actionLeaf,
@@ -51,7 +51,7 @@ export const viewVersion = (version: number, hidden: readonly string[]): number 
 
 /** The batch's actions as shown with `hidden`, the private ones' commitments filled in. */
 async function viewActions(
-  db: Db,
+  db: Executor,
   row: repo.BatchRow,
   hidden: readonly string[],
   version: number,
@@ -69,7 +69,7 @@ async function viewActions(
 
 /** The content bytes of a published batch shown with `hidden`, in content `version`. */
 export async function viewBytes(
-  db: Db,
+  db: Executor,
   row: repo.BatchRow,
   hidden: readonly string[],
   version: number,

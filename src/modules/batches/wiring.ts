@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { SecretTable } from '../../db/sealed-columns.js';
 import type { Clock } from '../../lib/clock.js';
 import { SecretSealer } from '../../lib/sealed-secret.js';
@@ -41,6 +41,8 @@ export interface Batches {
 
 export interface BatchWiring {
   db: Db;
+  /** Where the explorer's anonymous reads run (the public reads' pool); `db` when absent. */
+  publicDb?: Executor;
   clock: Clock;
   config: Pick<Config, 'batches' | 'anchor' | 'secrets'>;
   logger: Logger;
@@ -116,7 +118,14 @@ export async function createBatches(w: BatchWiring): Promise<Batches> {
   return {
     hook: w.config.batches.enabled ? { writes: () => [], batchJoin } : { writes: () => [] },
     sizes: { recentAverageBatchSize: (window) => recentAverageSize(w.db, window) },
-    explorer: new BatchExplorer(w.db, w.logger, Buffer.from(saltKey, 'hex'), sealedLeaves, w.clock),
+    explorer: new BatchExplorer(
+      w.db,
+      w.logger,
+      Buffer.from(saltKey, 'hex'),
+      w.publicDb ?? w.db,
+      sealedLeaves,
+      w.clock,
+    ),
     sealer,
     publicKey: attestation.publicKey,
     close: async () => {

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import type { Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
@@ -57,7 +57,11 @@ function customFilters(q: Record<string, unknown>): Record<string, unknown>[][] 
 
 /** Search and structured queries over the organization's objects, and object histories. */
 export class IndexerService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Where the anonymous reads run: the public reads' pool (src/db/pool.ts). */
+    private readonly publicDb: Executor = db,
+  ) {}
 
   /** Full-text search over object name, description, category and template names. */
   async search(auth: AuthContext, q: SearchQuery): Promise<Page<ObjectRecord>> {
@@ -95,7 +99,7 @@ export class IndexerService {
    * is missing or not public, the same answer for both.
    */
   async publicHistory(objectId: string, q: HistoryQuery): Promise<Page<ActionLogRecord>> {
-    if (!(await repo.publicObjectExists(this.db, objectId))) throw notFound('object');
-    return objectHistoryPage(this.db, objectId, q);
+    if (!(await repo.publicObjectExists(this.publicDb, objectId))) throw notFound('object');
+    return objectHistoryPage(this.publicDb, objectId, q);
   }
 }

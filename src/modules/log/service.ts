@@ -1,3 +1,4 @@
+import type { Executor } from '../../db/pool.js';
 import { AppError, Code, failedPrecondition, invalid, notFound } from '../../lib/errors.js';
 import { hasPermission, type AuthContext } from '../../lib/permissions.js';
 import { setLogTreeSize } from '../batches/index.js';
@@ -37,6 +38,11 @@ export interface LogDeps extends WitnessingDeps {
   leaves: LeafSource;
   /** The network id (`GET /public/network`): the action text names it. */
   network: string;
+  /**
+   * Where the anonymous reads run (checkpoint, tiles, proofs, an anonymous caller's receipt):
+   * the public reads' pool (src/db/pool.ts); `db` when absent.
+   */
+  publicDb?: Executor;
 }
 
 /** Batches appended per pass at most (a back-fill goes on at the next pass at once). */
@@ -88,8 +94,12 @@ export class LogService {
   /** Sends checkpoints to the witnesses (witnessing.ts). */
   readonly witnessing: Witnessing;
 
+  /** Where the anonymous reads run (LogDeps.publicDb). */
+  private readonly reads: Executor;
+
   constructor(private readonly deps: LogDeps) {
     this.witnessing = new Witnessing(deps);
+    this.reads = deps.publicDb ?? deps.db;
   }
 
   /** Waits until no witness request is in flight (tests, shutdown). */
@@ -185,15 +195,17 @@ export class LogService {
   }
 
   /** The latest checkpoint with its cosignatures, or null while the log is empty. */
-  async checkpoint(): Promise<{ text: string; row: repo.CheckpointRow } | null> {
-    const row = await repo.latestCheckpoint(this.deps.db);
+  async checkpoint(
+    exec: Executor = this.reads,
+  ): Promise<{ text: string; row: repo.CheckpointRow } | null> {
+    const row = await repo.latestCheckpoint(exec);
     if (row === null) return null;
-    const cosigs = await repo.cosignatures(this.deps.db, row.batch_sequence);
+    const cosigs = await repo.cosignatures(exec, row.batch_sequence);
     return { text: row.note + cosigs.map((l) => `${l}\n`).join(''), row };
   }
 
   private async size(): Promise<number> {
-    return (await repo.latestCheckpoint(this.deps.db))?.tree_size ?? 0;
+    return (await repo.latestCheckpoint(this.reads))?.tree_size ?? 0;
   }
 
   /** A tile's bytes and whether it is full (immutable); 404 beyond the tree. */
@@ -207,7 +219,7 @@ export class LogService {
     const from = first;
     const to = first + t.width;
     if (t.level === 'entries' || t.level === 0) {
-      const leaves = await repo.leavesIn(this.deps.db, [{ from, to }]);
+      const leaves = await repo.leavesIn(this.reads, [{ from, to }]);
       const parts: Buffer[] = [];
       for (let i = from; i < to; i++) {
         const leaf = leaves.get(i)!;
@@ -222,7 +234,7 @@ export class LogService {
       return { bytes: Buffer.concat(parts), full: t.width === TILE_WIDTH };
     }
     const hashes = await subtreeHashes(
-      this.deps.db,
+      this.reads,
       Array.from({ length: t.width }, (_, i) => ({ level: 8 * level, index: from + i })),
     );
     return { bytes: Buffer.concat(hashes), full: t.width === TILE_WIDTH };
@@ -237,21 +249,25 @@ export class LogService {
   /** The inclusion proof of a leaf (its data, `0x` hex) in the tree of `size` leaves. */
   async inclusion(hashHex: string, size: number): Promise<InclusionAnswer> {
     const { entry, size: current } = await repo.entryOfLeafAndSize(
-      this.deps.db,
+      this.reads,
       Buffer.from(hashHex.slice(2), 'hex'),
     );
     if (size > current) throw beyondTheTree('size', current);
     if (entry === null) throw notFound('log entry');
-    return this.inclusionOf(entry, size);
+    return this.inclusionOf(this.reads, entry, size);
   }
 
-  private async inclusionOf(entry: repo.EntryRow, size: number): Promise<InclusionAnswer> {
+  private async inclusionOf(
+    exec: Executor,
+    entry: repo.EntryRow,
+    size: number,
+  ): Promise<InclusionAnswer> {
     if (entry.log_index >= size) {
       throw invalid(`the entry's index ${entry.log_index} is not inside a tree of ${size}`, [
         { field: 'size', reason: `must be greater than ${entry.log_index}` },
       ]);
     }
-    const proof = await inclusionProofOf(this.deps.db, entry.log_index, size);
+    const proof = await inclusionProofOf(exec, entry.log_index, size);
     return {
       log_index: entry.log_index,
       tree_size: size,
@@ -268,7 +284,7 @@ export class LogService {
     if (from < 1 || from > to) {
       throw invalid('from must be between 1 and to', [{ field: 'from', reason: 'must be 1 … to' }]);
     }
-    const proof = await consistencyProofOf(this.deps.db, from, to);
+    const proof = await consistencyProofOf(this.reads, from, to);
     return { from, to, proof: proof.map(hex) };
   }
 
@@ -278,10 +294,10 @@ export class LogService {
   }
 
   /** The inclusion proof of an entry in the latest checkpoint, with its full text. */
-  async proofToLatest(entry: repo.EntryRow) {
-    const cp = await this.checkpoint();
+  async proofToLatest(entry: repo.EntryRow, exec: Executor = this.deps.db) {
+    const cp = await this.checkpoint(exec);
     if (cp === null) throw notFound('checkpoint');
-    const proof = await this.inclusionOf(entry, cp.row.tree_size);
+    const proof = await this.inclusionOf(exec, entry, cp.row.tree_size);
     return { ...proof, checkpoint: cp.text };
   }
 
@@ -292,24 +308,21 @@ export class LogService {
    * hash) only for its organization's callers who may also read objects.
    */
   async receipt(auth: AuthContext | null, actionId: string): Promise<Receipt> {
-    const access = await repo.actionAccess(this.deps.db, actionId);
+    // An anonymous caller's reads run where every anonymous read does; a caller's, on `db`.
+    const exec = auth === null ? this.reads : this.deps.db;
+    const access = await repo.actionAccess(exec, actionId);
     if (access === null) throw notFound('action log');
     if (!access.public && auth?.orgId !== access.organization_id) throw notFound('action log');
-    const page = await actionLogPage(
-      this.deps.db,
-      access.organization_id,
-      { limit: 1 },
-      { id: actionId },
-    );
+    const page = await actionLogPage(exec, access.organization_id, { limit: 1 }, { id: actionId });
     const action = page.items[0];
     if (!action) throw notFound('action log');
-    const entry = await repo.entryOfAction(this.deps.db, actionId);
+    const entry = await repo.entryOfAction(exec, actionId);
     if (entry === null) {
       throw failedPrecondition(
         'the action is not in the log yet: its batch is not sealed (retry in seconds)',
       );
     }
-    const p = await this.proofToLatest(entry);
+    const p = await this.proofToLatest(entry, exec);
     const leaf = hex(entry.leaf);
     let opening: Receipt['private'];
     if (leaf !== action.hash) {

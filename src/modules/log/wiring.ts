@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { SecretTable } from '../../db/sealed-columns.js';
 import type { Clock } from '../../lib/clock.js';
 import { SecretSealer } from '../../lib/sealed-secret.js';
@@ -12,6 +12,8 @@ import { parseWitnesses, type WitnessConfig } from './witness.js';
 
 export interface LogWiring {
   db: Db;
+  /** Where the anonymous reads run (the public reads' pool); `db` when absent. */
+  publicDb?: Executor;
   clock: Clock;
   config: Pick<Config, 'log' | 'networkId' | 'secrets'>;
   logger: Logger;
@@ -44,6 +46,7 @@ export async function createLog(w: LogWiring): Promise<LogService> {
     witnessRefreshMs: w.config.log.witnessRefreshSeconds * 1000,
     leaves: w.leaves,
     network: w.config.networkId,
+    ...(w.publicDb ? { publicDb: w.publicDb } : {}),
   });
 }
 

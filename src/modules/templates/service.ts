@@ -153,6 +153,8 @@ export class TemplateService {
     private readonly clock: Clock,
     private readonly objects: TemplateObjects,
     private readonly switches: readonly TemplateSwitchListener[] = [],
+    /** Where the anonymous reads run: the public reads' pool (src/db/pool.ts). */
+    private readonly publicDb: Executor = db,
   ) {}
 
   /** Creates a template in the caller's organization. */
@@ -208,14 +210,14 @@ export class TemplateService {
 
   /** A public template, for anyone; a private or missing one is 404. */
   async getPublic(id: string): Promise<TemplateRecord> {
-    const row = await repo.findTemplateById(this.db, id);
+    const row = await repo.findTemplateById(this.publicDb, id);
     if (!row || !row.is_public) throw notFound('template');
     return toTemplateRecord(row);
   }
 
   /** One version of a public template; a private or missing template or version is 404. */
   async getPublicVersion(id: string, version: number): Promise<TemplateVersionRecord> {
-    const row = await repo.findPublicTemplateVersion(this.db, id, version);
+    const row = await repo.findPublicTemplateVersion(this.publicDb, id, version);
     if (!row) throw notFound('template version');
     return toVersionRecord(row);
   }

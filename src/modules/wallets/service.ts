@@ -66,6 +66,8 @@ export class WalletService {
     private readonly clock: Clock,
     private readonly sessions: CredentialSessions,
     private readonly notices: Pick<AddressNotices, 'credentialChanged'>,
+    /** Where the anonymous reads run: the public reads' pool (src/db/pool.ts). */
+    private readonly publicDb: Executor = db,
   ) {}
 
   /** `GET /wallets/me`. */
@@ -90,7 +92,7 @@ export class WalletService {
 
   /** `GET /public/credentials/{credentialId}`: see {@link publicPasskey}. */
   async publicCredential(credentialId: string): Promise<PublicCredential> {
-    return publicPasskey(this.db, credentialId);
+    return publicPasskey(this.publicDb, credentialId);
   }
 
   /**
@@ -102,7 +104,7 @@ export class WalletService {
   async signerLinks(wallet: string, signer: string): Promise<SignerLinks> {
     const w = wallet.toLowerCase();
     const s = signer.toLowerCase();
-    const rows = await repo.findSignerLinks(this.db, w, s);
+    const rows = await repo.findSignerLinks(this.publicDb, w, s);
     if (rows.length === 0) throw notFound('signer of this wallet');
     return {
       wallet: w,
