@@ -164,7 +164,10 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     'A delivery carries the action and the object record, private data included. So whatever',
     'makes a webhook send (`POST /webhooks`; `PUT` with `url`, `rules` or `is_active: true`;',
     `redeliver; replay) needs, besides its \`webhooks.*\` permission, ${DELIVERY_READS.map((p) => `\`${p}\``).join(' and ')}:`,
-    'without one, 403 code 7 naming it.',
+    'without one, 403 code 7 naming it. Creating a webhook, changing its `url` to another',
+    'address and rotating its signing key need, with a bearer token, a session signed in within',
+    'the last 10 minutes (403 code 7 with `details.reauthenticate` otherwise; docs/auth.md,',
+    '"Changing credentials"); an API key needs none.',
     '',
   );
   return lines.join('\n');
@@ -229,9 +232,13 @@ function grantsSection(): string[] {
     '  (inviting, or changing a role to it), needs a session opened by a sign-in within the last',
     '  10 minutes, as for changing credentials (docs/auth.md, "Changing credentials");',
     '  otherwise 403 code 7 with `details: {reauthenticate: true, max_age_seconds: 600}`: a key,',
-    "  and an admin's power to make keys, outlive the token that granted them. An API key",
-    '  granting a role is bounded by its permissions alone, and cannot create keys (`POST',
-    "  /api-keys` takes a person's token).",
+    "  and an admin's power to make keys, outlive the token that granted them. Every other",
+    '  grant that lets someone in or raises a role needs that sign-in too: inviting with any',
+    '  role, a role change that lets its holder do more (`viewer` to `member`), a wallet made by',
+    '  `POST /wallets`, and turning `allow_self_signup` on while it is off',
+    '  (`grantNeedsRecentSignIn`). A demotion, or turning self sign-up off, needs none. An API',
+    '  key granting a role is bounded by its permissions alone, needs no recent sign-in, and',
+    "  cannot create keys (`POST /api-keys` takes a person's token).",
   );
   return lines;
 }

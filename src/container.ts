@@ -189,7 +189,13 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     config.storage.quotaBytes,
   );
   const indexer = new IndexerService(db, publicDb);
-  const webhooks = createWebhooks({ db, clock, config, logger: deps.logger });
+  const webhooks = createWebhooks({
+    db,
+    clock,
+    config,
+    logger: deps.logger,
+    sessions: identity.sessions,
+  });
   const webhookWorker = new WebhookDeliveryWorker(webhooks.runner, deps.logger, {
     handoff: webhooks.handoff,
   });
@@ -303,7 +309,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       sessions.invalidateAll();
       apiKeyVerifier.forgetAll();
     },
-    requireRecentSignIn: identity.sessions.requireRecentSignIn.bind(identity.sessions),
+    requireRecentSignInOrKey: identity.sessions.requireRecentSignInOrKey.bind(identity.sessions),
   };
   const organizations = new OrganizationService(db, clock, access, organizationMembers);
   const members = new MemberService(db, clock, access, sender, config.publicUrl);

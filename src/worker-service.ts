@@ -13,6 +13,7 @@ import { Readiness } from './modules/health/service.js';
 import { queueMetrics } from './queue-metrics.js';
 import { IdempotencySweeper } from './modules/idempotency/index.js';
 import { AuthSweeper } from './modules/auth/sweeper.js';
+import { requireRecentSignInOrKey } from './modules/auth/recent-sign-in.js';
 import { LowBalanceNotifier } from './modules/balance/low-balance.js';
 import { createSender } from './modules/notify/sender.js';
 import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
@@ -44,7 +45,17 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
   const { config, database, clock, logger } = deps;
   // Before any key is read: sealed under SECRETS_KEY, or refused (src/stored-secrets.ts).
   await secureStoredSecrets(database.db, config, logger);
-  const webhooks = createWebhooks({ db: database.db, clock, config, logger });
+  // The worker serves no webhook management; the rule is wired as the API's is, all the same.
+  const webhooks = createWebhooks({
+    db: database.db,
+    clock,
+    config,
+    logger,
+    sessions: {
+      requireRecentSignInOrKey: (exec, auth, action) =>
+        requireRecentSignInOrKey(exec, clock, auth, action),
+    },
+  });
   const delivery = new WebhookDeliveryWorker(webhooks.runner, logger);
   const batches = await createBatches({
     db: database.db,

@@ -25,9 +25,29 @@ export const SELF_SIGNUP_ROLE: Role = 'member';
 /**
  * The roles a person grants (an invitation, a role change) only with a recent sign-in
  * (docs/auth.md, "Changing credentials"), as for creating an API key: their holders mint keys
- * and make others admin, power that outlives the token of whoever granted it.
+ * and make others admin, power that outlives the token of whoever granted it. Any change,
+ * even to a holder of the role already, or down from owner.
  */
 export const RECENT_SIGN_IN_ROLES: readonly Role[] = ['owner', 'admin'];
+
+/** Whether `to` lets its holder do something `from` does not (viewer → member, say). */
+export function raisesRole(from: Role, to: Role): boolean {
+  if (to === 'owner' && from !== 'owner') return true;
+  const held = permissionsOfRole(from);
+  return [...permissionsOfRole(to)].some((p) => !held.has(p));
+}
+
+/**
+ * Whether giving `role` needs a recent sign-in of a person (docs/auth.md, "Changing
+ * credentials"): always for RECENT_SIGN_IN_ROLES; for a lower role, when it lets someone in
+ * (an invitation: `from` null) or raises what they may do (`raisesRole`), as a `member` mints
+ * and acts, paying from the organization's balance, long after the token that let them in is
+ * gone. A demotion, or a role given again, narrows nothing and needs none. Who is asked is the
+ * members service's (an API key passes: `requireRecentSignInOrKey`).
+ */
+export function grantNeedsRecentSignIn(role: Role, from: Role | null): boolean {
+  return RECENT_SIGN_IN_ROLES.includes(role) || from === null || raisesRole(from, role);
+}
 
 /** Who grants, as far as the ceiling is concerned. */
 export interface Granter {

@@ -196,7 +196,9 @@ describe('credential changes are told to the addresses the wallet holds', () => 
  * Power that outlives the token needs a recent sign-in too (docs/auth.md, "Changing
  * credentials"): an API key (it lasts up to a year and survives a password reset or a
  * sign-out), and the admin or owner role given by an invitation or a role change (its holder
- * mints keys and makes others admin). Granting less stays open to any live session. Each
+ * mints keys and makes others admin); so does any invitation (a member mints and acts:
+ * test/auth/recent-sign-in-footholds.test.ts has the others). A demotion stays open to any
+ * live session. Each
  * operation against each way of holding a session; the refusal is the one credential changes
  * get.
  */
@@ -207,7 +209,7 @@ describe('minting lasting power needs a recent sign-in', () => {
     { operation: 'invite an owner', guarded: true },
     { operation: 'make a member admin', guarded: true },
     { operation: 'make a member owner', guarded: true },
-    { operation: 'invite a member', guarded: false },
+    { operation: 'invite a member', guarded: true },
     { operation: 'make an admin a viewer', guarded: false },
   ] as const;
   type Operation = (typeof GRANTS)[number]['operation'];

@@ -112,7 +112,10 @@ export async function expectRotationSignatures(
   expect(await check(1, keys.old)).toBe(false);
 }
 
-/** An owner's in-person AuthContext for `m`, to call the webhooks service directly. */
+/**
+ * An owner's in-person AuthContext for `m`, to call the webhooks service directly: in `m`'s
+ * session, which creating a webhook asks to be recent (docs/auth.md, "Changing credentials").
+ */
 export function ownerAuthOf(m: TestMember): AuthContext {
   return {
     kind: 'user',
@@ -120,7 +123,7 @@ export function ownerAuthOf(m: TestMember): AuthContext {
     orgId: m.orgId,
     role: 'owner',
     permissions: permissionsOfRole('owner'),
-    sessionId: null,
+    sessionId: m.sessionId,
     apiKeyId: null,
   };
 }

@@ -46,6 +46,7 @@ function webhooksWith(opts: Partial<Parameters<typeof createWebhooks>[0]>): Webh
     clock: svc.clock,
     config: svc.config,
     logger: svc.container.logger,
+    sessions: svc.container.identity.sessions,
     ...opts,
   });
   closers.push(() => hooks.client.close());

@@ -43,6 +43,7 @@ function webhooksWith(opts: { resolve?: HostResolver; timeoutMs?: number } = {})
     clock: svc.clock,
     config: svc.config,
     logger: svc.container.logger,
+    sessions: svc.container.identity.sessions,
     resolve: opts.resolve,
     timeoutMs: opts.timeoutMs,
   });

@@ -142,6 +142,7 @@ describe('the retention of webhook deliveries', () => {
       clock: svc.clock,
       config: { ...svc.config, webhooks: config.webhooks },
       logger: svc.container.logger,
+      sessions: svc.container.identity.sessions,
     });
     try {
       const m = await createMember(svc);

@@ -54,6 +54,7 @@ function webhooksWith(opts: {
       webhooks: { ...svc.config.webhooks, allowLoopback: opts.allowLoopback },
     },
     logger: svc.container.logger,
+    sessions: svc.container.identity.sessions,
     resolve: opts.resolve,
     timeoutMs: opts.timeoutMs,
   });

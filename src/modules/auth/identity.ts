@@ -51,7 +51,7 @@ export function createIdentity(deps: {
   return {
     accounts,
     throttle,
-    signUp: new SignUp(db, accounts, signIn),
+    signUp: new SignUp(db, clock, accounts, signIn),
     passwords: new PasswordLogin(db, accounts, signIn, throttle, codes),
     codes,
     codeFlows: new CodeFlows(

@@ -5,7 +5,7 @@ import { pageOf, parseList, type ListQuery, type Page } from '../../lib/list.js'
 import type { AuthContext } from '../../lib/permissions.js';
 import { asDate } from '../../db/values.js';
 import type { CredentialSessions } from '../wallets/index.js';
-import { requireRecentSignIn } from './recent-sign-in.js';
+import { requireRecentSignIn, requireRecentSignInOrKey } from './recent-sign-in.js';
 import * as repo from './repo/sessions.js';
 import {
   hashToken,
@@ -120,6 +120,11 @@ export class SessionManager implements CredentialSessions {
 
   requireRecentSignIn(exec: Executor, auth: AuthContext, action?: string): Promise<void> {
     return requireRecentSignIn(exec, this.clock, auth, action);
+  }
+
+  /** `requireRecentSignIn`, but an API key passes (recent-sign-in.ts says which changes). */
+  requireRecentSignInOrKey(exec: Executor, auth: AuthContext, action: string): Promise<void> {
+    return requireRecentSignInOrKey(exec, this.clock, auth, action);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/pool.js';
+import type { Clock } from '../../lib/clock.js';
 import type { ClientContext } from '../../lib/client.js';
 import { AppError, Code, invalid } from '../../lib/errors.js';
 import {
@@ -12,6 +13,7 @@ import type { AuthContext } from '../../lib/permissions.js';
 import type { Executor } from '../../db/pool.js';
 import { normaliseEmail, normalisePhone, oneContact, type Accounts } from '../wallets/index.js';
 import { hashPassword } from './password.js';
+import { requireRecentSignInOrKey } from './recent-sign-in.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
 
@@ -19,6 +21,7 @@ import type { SignIn } from './sign-in.js';
 export class SignUp {
   constructor(
     private readonly db: Db,
+    private readonly clock: Clock,
     private readonly accounts: Accounts,
     private readonly signIn: SignIn,
   ) {}
@@ -104,7 +107,9 @@ export class SignUp {
 
   /**
    * The grant of a caller adding a wallet to `orgId`: a caller acting there with
-   * `members.create` grants SELF_SIGNUP_ROLE when it is within its own permissions. Anyone
+   * `members.create` grants SELF_SIGNUP_ROLE when it is within its own permissions, and a
+   * person only within minutes of a sign-in, as for an invitation (docs/auth.md, "Changing
+   * credentials": the wallet made, with a password its maker chose, outlives the token). Anyone
    * else, or a caller over its ceiling, is refused unless the organization allows self
    * sign-up (then the wallet joins as anyone would, null here); the refusal of a caller
    * over its ceiling names what it lacks.
@@ -114,7 +119,9 @@ export class SignUp {
     const granted = { role: SELF_SIGNUP_ROLE };
     if (acting && mayGrant(granterOf(auth), granted)) {
       await this.accounts.requireOpenOrganization(this.db, orgId, true);
-      return requireGrant(granterOf(auth), granted);
+      const grant = requireGrant(granterOf(auth), granted);
+      await requireRecentSignInOrKey(this.db, this.clock, auth, 'add a member');
+      return grant;
     }
     await this.requireOpen(this.db, orgId, acting ? auth : null);
     return null;

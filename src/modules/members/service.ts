@@ -13,7 +13,7 @@ import {
 import { hashToken } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
 import { pageOf, parseList, type Page } from '../../lib/list.js';
-import { RECENT_SIGN_IN_ROLES, requireGrant, type Granter } from '../../lib/grants.js';
+import { grantNeedsRecentSignIn, requireGrant, type Granter } from '../../lib/grants.js';
 import {
   isRole,
   permissionsOfRole,
@@ -70,8 +70,11 @@ const invitationNotFound = () =>
 export interface MemberSessions {
   /** Drops what this instance cached about callers (a role or membership changed). */
   invalidateAll(): void;
-  /** Refuses (403 code 7) a person whose sign-in is not recent (docs/auth.md). */
-  requireRecentSignIn(exec: Executor, auth: AuthContext, action?: string): Promise<void>;
+  /**
+   * Refuses (403 code 7) a caller with a session whose sign-in is not recent; an API key
+   * passes (docs/auth.md, "Changing credentials").
+   */
+  requireRecentSignInOrKey(exec: Executor, auth: AuthContext, action: string): Promise<void>;
 }
 
 /**
@@ -133,8 +136,8 @@ export class MemberService {
 
   /**
    * Invites an email address with a role. The single-use token is sent through the message
-   * sender and stored only as its SHA-256; it expires after INVITATION_TTL_MS. Inviting an
-   * admin or owner needs a recent sign-in of a person (`requireRecentGrant`).
+   * sender and stored only as its SHA-256; it expires after INVITATION_TTL_MS. Inviting, with
+   * any role, needs a recent sign-in of a person (`requireRecentGrant`).
    */
   async invite(
     auth: AuthContext,
@@ -144,7 +147,7 @@ export class MemberService {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'members.create');
     const grant = requireGrant(granterIn(access), { role: input.role });
-    await this.requireRecentGrant(this.db, auth, input.role);
+    await this.requireRecentGrant(this.db, auth, input.role, null);
     const email = input.email.trim().toLowerCase();
     const id = newId('member');
     const token = randomBytes(32).toString('base64url');
@@ -196,8 +199,8 @@ export class MemberService {
 
   /**
    * Changes a member's role: the new role must be within the caller's own permissions
-   * (src/lib/grants.ts), and admin or owner needs a recent sign-in of a person; owner rules
-   * apply.
+   * (src/lib/grants.ts), and admin or owner, or a role that raises the member's, needs a
+   * recent sign-in of a person; owner rules apply.
    */
   async changeRole(auth: AuthContext, orgId: string, memberId: string, role: Role): Promise<void> {
     requireOrgPermission(await resolveOrgAccess(this.db, auth, orgId), 'members.update');
@@ -206,9 +209,9 @@ export class MemberService {
       const owners = await repo.lockActiveOwners(tx, orgId);
       const access = await standingAfterLock(tx, auth, orgId, 'members.update');
       const grant = requireGrant(granterIn(access), { role });
-      await this.requireRecentGrant(tx, auth, role);
       const member = await repo.findMember(tx, orgId, memberId, { forUpdate: true });
       if (!member || member.status === 'removed') throw notFound('member');
+      await this.requireRecentGrant(tx, auth, role, isRole(member.role) ? member.role : 'viewer');
       if (member.role === 'owner' && !isOwner(access)) {
         throw forbidden("only an owner may change an owner's role");
       }
@@ -307,14 +310,20 @@ export class MemberService {
   }
 
   /**
-   * A person grants admin or owner (RECENT_SIGN_IN_ROLES) only within minutes of a sign-in
-   * (403 code 7, `details.reauthenticate`): whoever holds a stolen token must not make
-   * someone admin, who would keep the power after the token is gone. An API key is bounded
-   * by its permissions as before.
+   * A person grants admin or owner, lets someone in (an invitation: `from` null) or raises a
+   * role only within minutes of a sign-in (`grantNeedsRecentSignIn`; 403 code 7,
+   * `details.reauthenticate`): whoever holds a stolen token must not make someone a member or
+   * admin, who would keep the power after the token is gone. An API key passes, bounded by
+   * its permissions as before.
    */
-  private async requireRecentGrant(exec: Executor, auth: AuthContext, role: Role) {
-    if (auth.kind !== 'user' || !RECENT_SIGN_IN_ROLES.includes(role)) return;
-    await this.sessions.requireRecentSignIn(exec, auth, `grant the ${role} role`);
+  private async requireRecentGrant(
+    exec: Executor,
+    auth: AuthContext,
+    role: Role,
+    from: Role | null,
+  ) {
+    if (!grantNeedsRecentSignIn(role, from)) return;
+    await this.sessions.requireRecentSignInOrKey(exec, auth, `grant the ${role} role`);
   }
 
   /** The invitation `q` names, when its token is right and it is neither used nor expired. */

@@ -27,6 +27,11 @@ export interface OrganizationSessions {
   ): Promise<TokenResponse>;
   /** Drops what this instance cached about callers (memberships changed). */
   invalidateAll(): void;
+  /**
+   * Refuses (403 code 7) a caller with a session whose sign-in is not recent; an API key
+   * passes (docs/auth.md, "Changing credentials").
+   */
+  requireRecentSignInOrKey(exec: Executor, auth: AuthContext, action: string): Promise<void>;
 }
 
 /**
@@ -178,16 +183,27 @@ export class OrganizationService {
 
   /**
    * Turning `allow_self_signup` on grants SELF_SIGNUP_ROLE to anyone who signs up, so the
-   * caller must be able to grant that role itself (src/lib/grants.ts); turning it off is
-   * not a grant.
+   * caller must be able to grant that role itself (src/lib/grants.ts), and a person needs a
+   * recent sign-in (docs/auth.md, "Changing credentials": whoever holds a stolen token could
+   * open the organization and join it with a credential of their own). Asked in the
+   * transaction that turns it on, under the row's lock, only when it is off: sending it on
+   * again, or turning it off, is not a grant.
    */
   async update(auth: AuthContext, orgId: string, input: UpdateOrganizationInput): Promise<void> {
     const access = await resolveOrgAccess(this.db, auth, orgId);
     requireOrgPermission(access, 'organizations.update');
-    if (input.settings?.allow_self_signup === true) {
-      requireGrant(granterIn(access), { role: SELF_SIGNUP_ROLE });
+    if (input.settings?.allow_self_signup !== true) {
+      await repo.updateOrganization(this.db, orgId, input, this.clock.now());
+      return;
     }
-    await repo.updateOrganization(this.db, orgId, input, this.clock.now());
+    requireGrant(granterIn(access), { role: SELF_SIGNUP_ROLE });
+    await this.db.transaction(async (tx) => {
+      const row = await repo.findOrganization(tx, orgId, auth.walletId, { forUpdate: true });
+      if (row && row.settings.allow_self_signup !== true) {
+        await this.sessions.requireRecentSignInOrKey(tx, auth, 'allow self sign-up');
+      }
+      await repo.updateOrganization(tx, orgId, input, this.clock.now());
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from '../../db/pool.js';
+import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretSealer } from '../../lib/sealed-secret.js';
 import { invalid, notFound } from '../../lib/errors.js';
@@ -41,6 +41,15 @@ export function toWebhook(row: WebhookRow): Webhook {
   };
 }
 
+/** What webhooks ask of sign-in (auth's sessions; src/container.ts wires it). */
+export interface WebhookSessions {
+  /**
+   * Refuses (403 code 7) a caller with a session whose sign-in is not recent; an API key
+   * passes (docs/auth.md, "Changing credentials").
+   */
+  requireRecentSignInOrKey(exec: Executor, auth: AuthContext, action: string): Promise<void>;
+}
+
 export interface WebhookServiceDeps {
   db: Db;
   clock: Clock;
@@ -50,17 +59,27 @@ export interface WebhookServiceDeps {
   secrets: SecretSealer;
   /** Where a refused name's address goes (debug): the caller is not told it. */
   logger: Pick<Logger, 'debug'>;
+  /**
+   * Sending deliveries to a new place, or taking a new signing key, needs a person's recent
+   * sign-in: the endpoint and the key outlive the token that set them.
+   */
+  sessions: WebhookSessions;
 }
 
 /** Webhooks of an organization: create, list, read, change, delete, rotate the key. */
 export class WebhookService {
   constructor(private readonly deps: WebhookServiceDeps) {}
 
-  /** Creates a webhook; answers it with its signing key, which is never shown again. */
+  /**
+   * Creates a webhook; answers it with its signing key, which is never shown again. A person
+   * needs a recent sign-in (docs/auth.md, "Changing credentials"): a stolen token must not
+   * point the organization's actions at the thief's endpoint for good. An API key passes.
+   */
   async create(auth: AuthContext, input: CreateWebhookInput): Promise<WebhookWithKey> {
     requirePermission(auth, 'webhooks.create');
     requireDeliveryReads(auth);
     const orgId = requireOrg(auth);
+    await this.deps.sessions.requireRecentSignInOrKey(this.deps.db, auth, 'create a webhook');
     await this.checkUrl(input.url);
     const rules = await this.checkRules(orgId, input.rules);
     const key = newSigningKey();
@@ -108,7 +127,9 @@ export class WebhookService {
 
   /**
    * Replaces the fields given. Switching a webhook off fails its queued deliveries;
-   * switching it on again delivers only actions applied from then on (docs/webhooks.md).
+   * switching it on again delivers only actions applied from then on (docs/webhooks.md). A
+   * `url` other than the webhook's needs a person's recent sign-in, asked under the row's
+   * lock before the write (as `create`); the rest sends nothing to a new place.
    */
   async update(auth: AuthContext, id: string, input: UpdateWebhookInput): Promise<Webhook> {
     requirePermission(auth, 'webhooks.update');
@@ -120,6 +141,13 @@ export class WebhookService {
     if (input.url !== undefined) await this.checkUrl(input.url);
     const rules = input.rules !== undefined ? await this.checkRules(orgId, input.rules) : undefined;
     return this.deps.db.transaction(async (tx) => {
+      if (input.url !== undefined) {
+        const current = await repo.findWebhook(tx, orgId, id, true);
+        if (!current) throw notFound('webhook');
+        if (current.url !== input.url) {
+          await this.deps.sessions.requireRecentSignInOrKey(tx, auth, "change a webhook's URL");
+        }
+      }
       const now = this.deps.clock.now();
       const row = await repo.updateWebhook(
         tx,
@@ -150,10 +178,18 @@ export class WebhookService {
    * A new signing key, answered once. For 24 hours deliveries carry a signature by each
    * key (`v1=<new>,v1=<old>`), so receivers can switch without losing a delivery. A sealed
    * key is bound to its column: the current one is opened and sealed again as the previous.
+   * A person needs a recent sign-in, as for `create`: the new key is shown to the caller
+   * alone, and after the 24 hours it is the only one deliveries carry, so a thief who rotated
+   * it would hold the webhook's key while the customer's endpoint holds none that verifies.
    */
   async rotateKey(auth: AuthContext, id: string): Promise<WebhookWithKey> {
     requirePermission(auth, 'webhooks.update');
     const orgId = requireOrg(auth);
+    await this.deps.sessions.requireRecentSignInOrKey(
+      this.deps.db,
+      auth,
+      "rotate a webhook's signing key",
+    );
     const key = newSigningKey();
     const now = this.deps.clock.now();
     const until = new Date(now.getTime() + ROTATION_OVERLAP_MS);

@@ -14,7 +14,7 @@ import { DeliveryHandoff } from './handoff.js';
 import { webhookOutboxHook } from './outbox-hook.js';
 import { DeliveryRetention } from './retention.js';
 import type { ApplyHooks } from '../ebus/index.js';
-import { WebhookService } from './service.js';
+import { WebhookService, type WebhookSessions } from './service.js';
 
 export interface Webhooks {
   service: WebhookService;
@@ -39,6 +39,8 @@ export interface WebhooksWiring {
   clock: Clock;
   config: Config;
   logger: Logger;
+  /** Sign-in's recent-sign-in rule, for the changes that need it (service.ts). */
+  sessions: WebhookSessions;
   /**
    * Tests may answer what they like, for saves and deliveries alike (no gate of ours then
    * unless they bring one); the gated DNS resolver otherwise.
@@ -91,6 +93,7 @@ export function createWebhooks(w: WebhooksWiring): Webhooks {
       resolve: saveResolve,
       secrets,
       logger: w.logger,
+      sessions: w.sessions,
     }),
     log: new DeliveryLogService(w.db, w.clock),
     runner: new DeliveryRunner(w.db, w.clock, client, w.logger, secrets),
