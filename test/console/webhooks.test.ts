@@ -32,6 +32,7 @@ describeWithChromium('console: webhooks', () => {
   let publicTemplateId = '';
   let orgId = '';
   let firstKey = '';
+  let ownerEmail = '';
   let nonce = 0;
 
   const mint = async () => {
@@ -65,6 +66,7 @@ describeWithChromium('console: webhooks', () => {
     receiver = await startReceiver(ca, () => ({ status: 410 }));
     const owner = await ownerWithOrganization(live.origin, 'hooks', 'Hooks Org');
     const { email } = owner;
+    ownerEmail = email;
     orgId = owner.orgId;
     signer = await createSigner(svc, { orgId });
     await fund(svc, orgId, 10n ** 21n);
@@ -288,6 +290,35 @@ describeWithChromium('console: webhooks', () => {
     await page.getByRole('button', { name: 'Delete the webhook' }).click();
     await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
     await page.getByText('No webhooks yet.').waitFor();
+    expect(tab.problems).toEqual([]);
+  });
+
+  // Last: it moves the service's clock past the sign-in's 10 minutes (docs/auth.md, "Changing
+  // credentials").
+  it("asks for a new sign-in to create a webhook 11 minutes after signing in, in the service's words", async () => {
+    live.svc.clock.advance(11 * 60_000);
+    const fill = async () => {
+      await page.getByLabel('Endpoint URL (https)').fill(receiver.url);
+      await page.getByLabel('Template (rule 1)').selectOption(templateId);
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+    };
+    await fill();
+    const alert = page.locator('form .error');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(
+      'sign in again to create a webhook (a sign-in within the last 10 minutes)',
+    );
+    expect(await alert.innerText()).not.toContain('{');
+    expect(await checkPage(page, 'webhook-reauthenticate')).toEqual([]);
+    expect(await page.getByText('No webhooks yet.').count()).toBe(1);
+
+    // Signed in again, the same form makes it.
+    await signInWithPassword(page, live.origin, ownerEmail, PASSWORD);
+    await page.getByText('Hooks Org').waitFor();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('No webhooks yet.').waitFor();
+    await fill();
+    await page.getByTestId('webhook-signing-key').waitFor();
     expect(tab.problems).toEqual([]);
   });
 });
