@@ -190,6 +190,26 @@ describe('GET /storage/files/{id}', () => {
     expect(res.rawPayload.equals(PNG)).toBe(true);
   });
 
+  it('names the file once in Content-Disposition: UTF-8 in filename*, an ASCII fallback', async () => {
+    const name = "Q3 'draft' (Grüße, 東京) 100%.png";
+    const rec = (
+      await upload(m.headers, [
+        { name: 'file', filename: name, data: PNG },
+        { name: 'is_public', data: 'true' },
+      ])
+    ).json();
+    expect(rec.name).toBe(name);
+    const res = await svc.app.inject({ method: 'GET', url: `/storage/files/${rec.id}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-disposition']).toBe(
+      `inline; filename="Q3 'draft' (Gr__e, __) 100_.png"; ` +
+        `filename*=UTF-8''Q3%20%27draft%27%20%28Gr%C3%BC%C3%9Fe%2C%20%E6%9D%B1%E4%BA%AC%29%20100%25.png`,
+    );
+    // Read back as a browser does: the exact name.
+    const star = /filename\*=UTF-8''(\S+)$/.exec(String(res.headers['content-disposition']))![1]!;
+    expect(decodeURIComponent(star)).toBe(name);
+  });
+
   it('serves a private file only to its organization with storage.read; anyone else gets 404', async () => {
     const rec = (await upload(m.headers, [{ name: 'file', filename: 'p.png', data: PNG }])).json();
     const url = `/storage/files/${rec.id}`;

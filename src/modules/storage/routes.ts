@@ -6,6 +6,7 @@ import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { beginAfterBody } from '../../http/idempotency/hook.js';
 import { invalid } from '../../lib/errors.js';
+import { contentDisposition } from './content-disposition.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { StorageService } from './service.js';
 
@@ -75,7 +76,7 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
           .header('content-type', file.type)
           .header('x-content-type-options', 'nosniff')
           .header('content-security-policy', "default-src 'none'; sandbox")
-          .header('content-disposition', `inline; filename="${encodeURIComponent(file.name)}"`)
+          .header('content-disposition', contentDisposition(file.name))
           .header(
             'cache-control',
             file.isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
