@@ -1,6 +1,6 @@
-import createClient, { type Client } from 'openapi-fetch';
+import createClient, { defaultPathSerializer, type Client } from 'openapi-fetch';
 import { ActionsApi } from './actions/api.js';
-import { OnsError } from './errors.js';
+import { Code, OnsError } from './errors.js';
 import type { paths } from './openapi.js';
 import { Transport, type FetchFn, type RetryOptions, type Session } from './transport.js';
 import type { Answer, OnsMethod } from './types.js';
@@ -44,6 +44,27 @@ export interface UploadOptions {
 }
 
 /**
+ * The path of a call with its parameters filled in, refusing a parameter that would make it
+ * another path: each is percent-encoded, but `.` and `..` stay dot segments, which the URL
+ * resolves (`/organizations/{organizationId}/invitation` with `..` is `/invitation`). A value
+ * taken from a link or a form could otherwise send the call, with its credential, to a path
+ * the caller never named. Refused with an OnsError, status 0 (no request is made), code 3.
+ */
+function pathOf(path: string, params: Record<string, unknown>): string {
+  for (const [name, value] of Object.entries(params)) {
+    if (value === '.' || value === '..') {
+      throw new OnsError({
+        code: Code.INVALID_ARGUMENT,
+        message: `path parameter ${name} may not be "${value}"`,
+        details: { fields: [{ field: name, reason: 'is a dot segment, not an id' }] },
+        status: 0,
+      });
+    }
+  }
+  return defaultPathSerializer(path, params);
+}
+
+/**
  * A client of the service. Every route of its `/openapi.json` is a typed call:
  * `ons.GET('/templates/{id}', { params: { path: { id } } })` resolves to the answer or
  * throws an `OnsError`.
@@ -77,6 +98,7 @@ export class OnsClient {
     this.raw = createClient<paths>({
       baseUrl: this.baseUrl,
       fetch: this.transport.fetch,
+      pathSerializer: pathOf,
       ...(options.headers ? { headers: options.headers } : {}),
     });
     const method = (name: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE') => {
