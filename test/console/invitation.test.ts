@@ -6,6 +6,8 @@ import {
   describeWithChromium,
   launchBrowser,
   ownerWithOrganization,
+  PASSWORD,
+  signInWithPassword,
   startConsoleService,
   type ConsoleBrowser,
   type ConsoleService,
@@ -75,6 +77,35 @@ describeWithChromium('console: invitations', () => {
 
     await page.goto(`${live.origin}/console/invitation?member_id=${id}`);
     await page.getByText('This link is incomplete').waitFor();
+    expect(tab.problems).toEqual([]);
+    await tab.context.close();
+  });
+
+  it('calls nothing for a link whose organization is not an id, with a person signed in', async () => {
+    const { email, orgId } = await ownerWithOrganization(live.origin, 'reader', 'Beta Tickets');
+    const tab = await browser.newPage();
+    const { page } = tab;
+    await signInWithPassword(page, live.origin, email, PASSWORD);
+    await page.getByText('Beta Tickets').waitFor();
+    const calls: string[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (!url.pathname.startsWith('/console/')) calls.push(`${r.method()} ${url.pathname}`);
+    });
+    // `..` made the page call GET /invitation with the person's token; `.` GET
+    // /organizations/invitation.
+    for (const organization of ['..', '.', '%2e%2e', `${orgId}/..`, 'wal_1']) {
+      await page.goto(
+        `${live.origin}/console/invitation?organization_id=${organization}&member_id=mem_1&token=t`,
+        { waitUntil: 'networkidle' },
+      );
+      await page.getByRole('heading', { name: 'Invitation' }).waitFor();
+      expect(
+        calls.filter((c) => c.includes('invit')),
+        organization,
+      ).toEqual([]);
+      await page.getByText('This link is incomplete or damaged').waitFor();
+    }
     expect(tab.problems).toEqual([]);
     await tab.context.close();
   });

@@ -33,16 +33,21 @@ export async function signInWithPasskey(): Promise<void> {
   );
 }
 
+/** An organization id's shape (`org_` and letters or digits): nothing else is one. */
+export function isOrganizationId(text: string): boolean {
+  return /^org_[0-9A-Za-z]+$/.test(text);
+}
+
 /**
  * The organization id in what a person pasted: an id (`org_…`) or a sign-up link
  * (`…/console/sign-up?organization=org_…`); null when it is neither.
  */
 export function organizationIdOf(text: string): string | null {
   const t = text.trim();
-  if (/^org_[0-9A-Za-z]+$/.test(t)) return t;
+  if (isOrganizationId(t)) return t;
   try {
     const id = new URL(t).searchParams.get('organization') ?? '';
-    return /^org_[0-9A-Za-z]+$/.test(id) ? id : null;
+    return isOrganizationId(id) ? id : null;
   } catch {
     return null;
   }

@@ -5,6 +5,7 @@ import { Progress } from '../components/progress.js';
 import { formatDate } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
+import { isOrganizationId } from '../lib/sign-in.js';
 import { paths } from '../paths.js';
 
 /**
@@ -18,7 +19,9 @@ export function InvitationPage() {
   const organizationId = query.organization_id ?? '';
   const memberId = query.member_id ?? '';
   const token = query.token ?? '';
-  const complete = organizationId !== '' && memberId !== '' && token !== '';
+  // The organization goes into the call's path: only an id is sent there (`..` would make
+  // it another call, with the signed-in person's token).
+  const complete = isOrganizationId(organizationId) && memberId !== '' && token !== '';
   const invitation = useLoad(
     () =>
       complete
@@ -42,8 +45,8 @@ export function InvitationPage() {
       <h1>Invitation</h1>
       {!complete && (
         <p class="error" role="alert">
-          This link is incomplete: open the whole link from the invitation email (it names the
-          organization, the member and a token).
+          This link is incomplete or damaged: open the whole link from the invitation email (it
+          names the organization, the member and a token).
         </p>
       )}
       {invitation.loading && complete && <Progress label="Reading the invitation…" />}
