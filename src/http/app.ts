@@ -63,6 +63,8 @@ export interface RouteEntry {
   grants?: GrantSite;
   /** Present on the routes that take an `Idempotency-Key` (src/http/idempotency/). */
   idempotent?: true;
+  /** Present on the routes whose answers carry tokens: never cached (docs/api.md, "Caching"). */
+  noStore?: true;
 }
 
 const routeTables = new WeakMap<object, RouteOptions[]>();
@@ -85,8 +87,15 @@ export function routeTableOf(app: App): RouteEntry[] {
           permission: r.config?.permission ?? null,
           ...(r.config?.grants ? { grants: r.config.grants } : {}),
           ...(r.config?.idempotent ? { idempotent: true as const } : {}),
+          ...(r.config?.noStore ? { noStore: true as const } : {}),
         })),
     );
+}
+
+/** Whether an answer's schema holds tokens: a sign-in's `refresh_token` (docs/auth.md). */
+function carriesTokens(schema: unknown): boolean {
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return properties !== undefined && 'refresh_token' in properties;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
@@ -239,6 +248,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
     const schema = (route.schema ??= {});
     const s = schema as Record<string, unknown>;
     const response = (s.response ??= {}) as Record<string, unknown>;
+    // An answer with tokens is kept by no cache, asked with a credential or not (the auth
+    // hook sends the header; docs/api.md, "Caching").
+    if (carriesTokens(response[200])) route.config = { ...route.config, noStore: true };
     response['4XX'] ??= ErrorBody;
     response['5XX'] ??= ErrorBody;
     if (s.security === undefined) {

@@ -28,6 +28,11 @@ declare module 'fastify' {
     permission?: RoutePermission;
     /** The route gives a wallet or a key power there (src/lib/grants.ts, GRANT_SITES). */
     grants?: GrantSite;
+    /**
+     * Its answers are kept by no cache (`Cache-Control: no-store`) even without a credential:
+     * set by app.ts on every route whose answer carries tokens (docs/api.md, "Caching").
+     */
+    noStore?: boolean;
   }
   interface FastifyRequest {
     auth: AuthContext | null;
@@ -92,6 +97,12 @@ export function authOf(req: FastifyRequest): AuthContext {
  * refused without reading it, then checks the route's declared permission. A refused
  * credential counts as anonymous traffic of its client address (`limitRefusal`): a flood of
  * bad credentials from one address is answered 429 like any other anonymous flood.
+ *
+ * It also marks the answers no cache may keep (docs/api.md, "Caching"): every answer to a
+ * request that carries a credential, whatever the route and whatever the outcome, and every
+ * answer of a route whose answer carries tokens (`config.noStore`). Here rather than in a hook
+ * of its own: this hook runs on every request already, and a route that sets its own
+ * Cache-Control later (a file download) replaces this one.
  */
 export function registerAuth(
   app: App,
@@ -104,6 +115,14 @@ export function registerAuth(
   };
   app.addHook('onRequest', async (req, reply) => {
     const config = req.routeOptions.config;
+    const headers = req.headers;
+    if (
+      headers.authorization !== undefined ||
+      headers['x-api-key'] !== undefined ||
+      config.noStore === true
+    ) {
+      void reply.header('cache-control', 'no-store');
+    }
     if (req.routeOptions.url === undefined) return; // unknown route: the 404 handler answers
     const mode: AuthMode = config.auth ?? 'either';
     if (mode === 'none') return;
