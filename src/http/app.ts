@@ -1,6 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type ErrorObject, type Options as AjvOptions, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -16,6 +15,7 @@ import {
   type RoutePermission,
 } from './auth.js';
 import { registerConsole } from './console.js';
+import { registerDocs } from './docs.js';
 import { errorHandler } from './errors.js';
 import { requestLogger } from './logger.js';
 import { registerInputGuard } from './input-guard.js';
@@ -161,20 +161,6 @@ function makeAjv(options: AjvOptions): Ajv {
  * The HTTP application: conventions shared by every route (request ids, errors, auth,
  * metrics, OpenAPI) are installed here once, then the features register their routes.
  */
-/** The reference page's Content-Security-Policy (/docs and its files). */
-export const DOCS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
 export async function buildApp(opts: AppOptions): Promise<App> {
   const app = Fastify({
     ...serverOptions(opts.timeouts),
@@ -294,22 +280,9 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   app.get('/openapi.json', { config: { auth: 'none' }, schema: { hide: true } }, async () =>
     app.swagger(),
   );
-  await app.register(async (docs) => {
-    docs.addHook('onRoute', (route) => {
-      route.config = { ...route.config, auth: 'none' };
-    });
-    await docs.register(swaggerUi, {
-      routePrefix: '/docs',
-      // The reference page runs only its own files: no script from anywhere else, no frame
-      // around it, no form or fetch leaving the service (docs/api.md, first paragraph).
-      // Swagger UI sets style attributes, hence the inline styles.
-      staticCSP: DOCS_CSP,
-      // Its validator badge would load an image from a third-party host.
-      uiConfig: { validatorUrl: null },
-    });
-  });
-
-  await registerConsole(app, { dir: opts.consoleDir, logger: opts.logger });
+  const https = /^https:\/\//i.test(opts.publicUrl);
+  await registerDocs(app, { https });
+  await registerConsole(app, { dir: opts.consoleDir, logger: opts.logger, https });
   registerV2Compat(app, opts.v2);
   await opts.routes(app);
   return app;

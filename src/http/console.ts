@@ -3,6 +3,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import { Code } from '../lib/errors.js';
+import { pageHeaders, sendPageHeaders } from './page-headers.js';
 import type { App } from './types.js';
 
 /**
@@ -26,6 +27,8 @@ export interface ConsoleOptions {
   /** The built console (console/dist); its index.html must be there to serve it. Null: none. */
   dir: string | null;
   logger: FastifyBaseLogger;
+  /** PUBLIC_URL is https: the answers carry HSTS. */
+  https: boolean;
 }
 
 /** A path that names a file (it has an extension); any other path is one of the app's pages. */
@@ -50,18 +53,12 @@ export async function registerConsole(app: App, opts: ConsoleOptions): Promise<v
     scope.addHook('onRoute', (route) => {
       route.config = { ...route.config, auth: 'none' };
     });
-    scope.addHook('onSend', (_req, reply, payload, done) => {
-      void reply.headers({
-        'content-security-policy': CONSOLE_CSP,
-        'x-content-type-options': 'nosniff',
-        'x-frame-options': 'DENY',
-        'referrer-policy': 'no-referrer',
-      });
-      done(null, payload);
-    });
+    sendPageHeaders(scope, pageHeaders(CONSOLE_CSP, opts.https));
     if (built) {
-      // Only reply.sendFile is used: the routes below decide what each path serves.
-      await scope.register(fastifyStatic, { root, serve: false });
+      // Only reply.sendFile is used: the routes below decide what each path serves. A path
+      // with a segment that starts with a dot (`.env`, `.git/config`) is never a file of
+      // the build: answered as missing, whether or not it is there.
+      await scope.register(fastifyStatic, { root, serve: false, dotfiles: 'ignore' });
     }
 
     const sendIndex = (reply: FastifyReply) =>

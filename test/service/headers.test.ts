@@ -1,8 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP } from '../../src/http/console.js';
+import { DOCS_CSP } from '../../src/http/docs.js';
 import { newId } from '../../src/lib/ids.js';
 import { createApiKey } from '../helpers/api-keys.js';
 import { createSigner, createTemplate, fund, signEoa, type EoaSigner } from '../helpers/ebus.js';
@@ -12,15 +14,18 @@ import { form } from '../helpers/multipart.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /**
- * The headers of answers, route by route (docs/api.md, "Caching"): `Cache-Control: no-store`
- * on every answer to a request with a credential and on every answer carrying tokens, while
- * public answers keep theirs.
+ * The headers of answers, route by route (docs/api.md, "Caching"; docs/console.md, "Security
+ * headers"): `Cache-Control: no-store` on every answer to a request with a credential and on
+ * every answer carrying tokens, while public answers keep theirs; the browser pages' headers
+ * on every answer under /console and /docs; HSTS there when PUBLIC_URL is https.
  */
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
   'base64',
 );
+const ASSET = '/console/assets/app-0123abcd.js';
+const SECRET = 'do-not-serve-me';
 
 /** What the rows' requests need, made once the service runs. */
 interface World {
@@ -47,6 +52,20 @@ interface Row {
 
 const NO_STORE = { 'cache-control': 'no-store' };
 const NO_CACHE_HEADER = { 'cache-control': null };
+
+/** The headers of a browser page's answers (console or docs), on a service at an https URL. */
+function pageHeaders(csp: string): Expected {
+  return {
+    'content-security-policy': csp,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'cross-origin-opener-policy': 'same-origin',
+    'strict-transport-security': 'max-age=31536000',
+  };
+}
+const CONSOLE = pageHeaders(CONSOLE_CSP);
+const DOCS = pageHeaders(DOCS_CSP);
 
 const get = (url: string, headers: Record<string, string> = {}): InjectOptions => ({
   method: 'GET',
@@ -180,9 +199,123 @@ const ROWS: Row[] = [
     status: 200,
     headers: { 'cache-control': 'private, no-store' },
   },
+  {
+    name: 'an API answer carries no HSTS (the TLS proxy sends it)',
+    request: () => get('/healthz'),
+    status: 200,
+    headers: { 'strict-transport-security': null, 'cross-origin-opener-policy': null },
+  },
+  // The console.
+  {
+    name: 'the console page',
+    request: () => get('/console/'),
+    status: 200,
+    headers: { ...CONSOLE, 'cache-control': 'no-cache' },
+  },
+  {
+    name: 'the console page, asked with a credential (its own header)',
+    request: (w) => get('/console/', w.bearer),
+    status: 200,
+    headers: { ...CONSOLE, 'cache-control': 'no-cache' },
+  },
+  {
+    name: 'a deep link of the console',
+    request: () => get('/console/sign-in'),
+    status: 200,
+    headers: CONSOLE,
+  },
+  {
+    name: 'a built asset, asked with a credential (its own header)',
+    request: (w) => get(ASSET, w.bearer),
+    status: 200,
+    headers: { ...CONSOLE, 'cache-control': 'public, max-age=31536000, immutable' },
+  },
+  {
+    name: 'a missing console file',
+    request: () => get('/console/assets/missing.js'),
+    status: 404,
+    headers: CONSOLE,
+  },
+  {
+    name: 'a dotfile of the build',
+    request: () => get('/console/.secret'),
+    status: 404,
+    headers: CONSOLE,
+  },
+  {
+    name: 'a dotfile among the assets',
+    request: () => get('/console/assets/.hidden.js'),
+    status: 404,
+    headers: CONSOLE,
+  },
+  {
+    name: 'the bare console address (a redirect)',
+    request: () => get('/console'),
+    status: 301,
+    headers: CONSOLE,
+  },
+  // The reference page.
+  { name: 'the reference page', request: () => get('/docs/'), status: 200, headers: DOCS },
+  {
+    name: 'the reference page without its slash',
+    request: () => get('/docs'),
+    status: 200,
+    headers: DOCS,
+  },
+  {
+    name: "the reference page's initializer",
+    request: () => get('/docs/static/swagger-initializer.js'),
+    status: 200,
+    headers: DOCS,
+  },
+  {
+    name: "the reference page's stylesheet (a static file)",
+    request: () => get('/docs/static/swagger-ui.css'),
+    status: 200,
+    headers: DOCS,
+  },
+  {
+    name: "the reference page's description",
+    request: () => get('/docs/json'),
+    status: 200,
+    headers: DOCS,
+  },
+  {
+    name: 'the reference page with a query string: sent again without it',
+    request: () => get('/docs/?utm_source=mail'),
+    status: 302,
+    headers: { ...DOCS, location: '/docs/' },
+  },
+  {
+    name: 'the reference page without its slash, with a query string',
+    request: () => get('/docs?x=1'),
+    status: 302,
+    headers: { ...DOCS, location: '/docs' },
+  },
+  {
+    name: 'a missing file under /docs',
+    request: () => get('/docs/static/missing.js'),
+    status: 404,
+    headers: DOCS,
+  },
 ];
 
+let consoleDir: string;
 let storageDir: string;
+
+/** A built console of three files and two dotfiles. */
+async function fakeConsole(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'ons-console-'));
+  await mkdir(path.join(dir, 'assets'));
+  await writeFile(
+    path.join(dir, 'index.html'),
+    `<!doctype html><html><head><script type="module" src="${ASSET}"></script></head></html>`,
+  );
+  await writeFile(path.join(dir, ASSET.replace('/console/', '')), 'export {};');
+  await writeFile(path.join(dir, '.secret'), SECRET);
+  await writeFile(path.join(dir, 'assets', '.hidden.js'), SECRET);
+  return dir;
+}
 
 async function uploadFile(svc: TestService, headers: Record<string, string>, isPublic: boolean) {
   const f = form([
@@ -224,14 +357,17 @@ async function sealedBatch(svc: TestService, owner: EoaSigner) {
   return { batch, execute: next };
 }
 
-describe('answer headers', () => {
+describe('answer headers, on a service at an https address', () => {
   let svc: TestService;
   let world: World;
 
   beforeAll(async () => {
+    consoleDir = await fakeConsole();
     storageDir = await mkdtemp(path.join(tmpdir(), 'ons-files-'));
     svc = await startTestService({
       env: {
+        PUBLIC_URL: 'https://ons.example',
+        CONSOLE_DIR: consoleDir,
         STORAGE_DIR: storageDir,
         BATCH_MAX_ACTIONS: '1',
       },
@@ -261,6 +397,7 @@ describe('answer headers', () => {
     for (const [name, value] of Object.entries(row.headers)) {
       expect(res.headers[name] ?? null, name).toBe(value);
     }
+    expect(res.body).not.toContain(SECRET);
   });
 
   it('marks every route whose answer carries tokens, and only those', () => {
@@ -285,4 +422,26 @@ describe('answer headers', () => {
       ].sort(),
     );
   });
+});
+
+describe('answer headers, on a service at an http address', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ env: { CONSOLE_DIR: consoleDir } });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await rm(consoleDir, { recursive: true, force: true });
+  });
+
+  it.each(['/console/', ASSET, '/docs/', '/docs/static/swagger-initializer.js'])(
+    '%s: the page headers, without HSTS',
+    async (url) => {
+      const res = await svc.app.inject(get(url));
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
+      expect(res.headers['strict-transport-security']).toBeUndefined();
+    },
+  );
 });
