@@ -363,6 +363,109 @@ describe('ons-verify monitor', () => {
     expect((await monitor()).code).toBe(0);
   });
 
+  describe('names a batch list whose numbers do not go up by one, however its prev_hash links hold', () => {
+    // The fake serves the list newest first in pages of two: of five batches, 5 and 4 share
+    // the first page, 3 and 2 the second, 1 is alone on the third.
+    const rows: {
+      what: string;
+      /** The numbers the listed batches carry, oldest first (the log's are 1, 2, 3…). */
+      numbers: number[];
+      /** Batches sealed after a first, honest pass (0: the faulty list is the first pass). */
+      later?: number;
+      fault: string | null;
+    }[] = [
+      { what: 'consecutive (the control)', numbers: [1, 2, 3, 4, 5], fault: null },
+      {
+        what: 'a gap within a page (4, then 6)',
+        numbers: [1, 2, 3, 4, 6],
+        fault: 'batch 6 is listed after batch 4',
+      },
+      {
+        what: 'a gap across a page boundary (3, then 5)',
+        numbers: [1, 2, 3, 5, 6],
+        fault: 'batch 5 is listed after batch 3',
+      },
+      {
+        what: 'a repeat within a page (2, then 2)',
+        numbers: [1, 2, 2, 3, 4],
+        fault: 'batch 2 is listed after batch 2',
+      },
+      {
+        what: 'a repeat across a page boundary (3, then 3)',
+        numbers: [1, 2, 3, 3, 4],
+        fault: 'batch 3 is listed after batch 3',
+      },
+      {
+        what: 'a decrease within a page (2, then 1)',
+        numbers: [1, 2, 1, 2, 3],
+        fault: 'batch 1 is listed after batch 2',
+      },
+      {
+        what: 'a decrease across a page boundary (3, then 2)',
+        numbers: [1, 2, 3, 2, 3],
+        fault: 'batch 2 is listed after batch 3',
+      },
+      {
+        what: 'consecutive on the next pass (the control)',
+        numbers: [1, 2, 3, 4, 5, 6, 7],
+        later: 2,
+        fault: null,
+      },
+      {
+        what: 'a gap right after the batch the last pass saw (5, then 7)',
+        numbers: [1, 2, 3, 4, 5, 7, 8],
+        later: 2,
+        fault: 'batch 7 is listed after batch 5',
+      },
+    ];
+    /**
+     * The log's batches carrying `numbers`, each header chained to the one listed before it
+     * and hashed again, and the checkpoint re-signed naming the last: all but the numbers
+     * holds.
+     */
+    function renumbered(numbers: number[]): { batches: FakeBatch[]; checkpoint: string } {
+      const batches: FakeBatch[] = [];
+      for (const [i, b] of log.batches.entries()) {
+        const header = {
+          ...b,
+          sequence: numbers[i]!,
+          prev_hash: batches[i - 1]?.hash ?? b.prev_hash,
+        };
+        batches.push({ ...header, hash: headerHash(header) });
+      }
+      const last = batches[batches.length - 1]!;
+      const body = log.body().replace(/^ons-batch .*$/m, `ons-batch ${last.sequence} ${last.hash}`);
+      return { batches, checkpoint: log.checkpoint(log.size, [witness], body) };
+    }
+    for (const row of rows) {
+      it(row.what, async () => {
+        log.addBatch(5);
+        log.addBatch(300);
+        if (row.later) {
+          expect((await monitor()).out).toMatch(/5 batches checked/);
+          for (let i = 0; i < row.later; i++) log.addBatch(7);
+        }
+        expect(row.numbers).toHaveLength(log.batches.length);
+        const served = renumbered(row.numbers);
+        doctor.batches = () => served.batches;
+        doctor.checkpoint = () => served.checkpoint;
+        const before = await readFile(stateFile, 'utf8').catch(() => null);
+        const r = await monitor();
+        if (row.fault === null) {
+          expect(r.code).toBe(0);
+          expect(r.out).toMatch(new RegExp(` and ${row.later ?? 5} batches checked`));
+          return;
+        }
+        expect(r).toEqual({
+          code: 1,
+          out: `FAULT batch: ${row.fault}: batch numbers go up by one`,
+        });
+        // Nothing of the faulty list is kept: the next pass checks it again.
+        expect(await readFile(stateFile, 'utf8').catch(() => null)).toBe(before);
+      });
+    }
+  });
+
   it('names entry tiles that do not hash to the signed root', async () => {
     doctor.entries = (tile, bytes) => {
       if (tile !== 0) return bytes;

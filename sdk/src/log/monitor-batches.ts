@@ -105,9 +105,10 @@ async function newBatches(io: Io, after: number, upTo: number): Promise<Batch[]>
 
 /**
  * The new batches' places in the log, checked before any entry is read: each header hashes
- * to its `hash`, chains by `prev_hash`, covers the entries right after the one before (as
- * many as its `actions_count`), and the last is the batch the checkpoint names, ending at
- * its size. `seen` is the batch the last checkpoint seen named (null on a first pass).
+ * to its `hash`, is numbered one after the batch before (the first one after `seen`), chains
+ * by `prev_hash`, covers the entries right after the one before (as many as its
+ * `actions_count`), and the last is the batch the checkpoint names, ending at its size.
+ * `seen` is the batch the last checkpoint seen named (null on a first pass).
  */
 export async function batchRanges(
   io: Io,
@@ -134,6 +135,7 @@ export async function batchRanges(
   const out: Range[] = [];
   let size = oldSize;
   let prevHash = seen?.hash ?? null;
+  let prevSequence = after;
   for (const b of batches) {
     const item = `batch ${b.sequence}`;
     if (headerHash(b) !== b.hash) throw new Fault('batch', `${item}: hash is not its header's`);
@@ -141,6 +143,16 @@ export async function batchRanges(
     // (0x + 64 zeros): a made-up "first" batch n would chain to anything.
     if (oldSize === 0 && out.length === 0 && b.sequence !== 1) {
       throw new Fault('batch', `${item} is listed as the log's first batch, not batch 1`);
+    }
+    // Batch numbers go up by one: the sealer numbers each batch after the last, and a header
+    // chains to batch sequence − 1 (docs/batches.md, "Genesis"; docs/log.md, "Verifying with
+    // the SDK"). A list that skips, repeats or goes back a number is not the chain the log
+    // sealed, however its prev_hash links hold.
+    if (b.sequence !== prevSequence + 1) {
+      throw new Fault(
+        'batch',
+        `${item} is listed after batch ${prevSequence}: batch numbers go up by one`,
+      );
     }
     if (b.sequence === 1) prevHash ??= GENESIS;
     if (prevHash !== null && b.prev_hash !== prevHash) {
@@ -153,6 +165,7 @@ export async function batchRanges(
     out.push({ batch: b, start: size, end });
     size = end;
     prevHash = b.hash;
+    prevSequence = b.sequence;
   }
   const last = batches[batches.length - 1];
   if (cp.size > oldSize && (!last || last.sequence !== cp.batch.sequence)) {
