@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sha256 } from '../verify/bytes.js';
+import { equalBytes, sha256 } from '../verify/bytes.js';
 import { fromBase64, toBase64 } from './base64.js';
 import { parseCheckpointBody, type Checkpoint } from './checkpoint.js';
 import { parseNote, verifyNoteSignature, type VerifierKey } from './note.js';
@@ -13,11 +13,13 @@ import { verifyConsistencyProof } from './tree.js';
  * `old <size>\n` + one base64 consistency-proof hash per line + `\n` + a signed checkpoint.
  * The witness cosigns (tlog-cosignature v1) a checkpoint of a log it knows only when it is
  * consistent with the last one it cosigned for that log, and records it before answering,
- * so it never signs two views of one log. Answers: 200 with the cosignature line; 400
- * malformed or smaller than `old`; 403 not signed by the log's key; 404 unknown log; 409
- * `old` is not the size it recorded (the body, `text/x.tlog.size`, says which), or (plain
- * text) the checkpoint is of the size it recorded, with its root, but another text; 422 the
- * proof does not prove consistency.
+ * so it never signs two views of one log. Answers, checked in this order (tlog-witness's
+ * own; docs/log.md, "Witnesses", has the table): 400 malformed; 404 unknown log; 403 not
+ * signed by the log's key; 400 smaller than `old`; 409 `old` is not the size it recorded
+ * (the body, `text/x.tlog.size`, says which); 409 (plain text) the checkpoint is of the size
+ * it recorded with another root; 422 the proof does not prove consistency; 409 (plain text)
+ * the checkpoint is of the size it recorded, with its root, but another text (this
+ * project's rule: the specification does not look past the root); 200 the cosignature line.
  */
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
@@ -131,11 +133,18 @@ export class Witness {
     let signed = own.length > 0;
     for (const s of own) signed &&= await verifyNoteSignature(note.body, s, key);
     if (!signed) return answer(403, "not signed by the log's key");
+    // tlog-witness checks `old` against the checkpoint before against its record: an `old`
+    // past the checkpoint is a bad request whatever the witness recorded.
+    if (cp.size < req.old) return answer(400, 'the checkpoint is smaller than old');
     const known = this.state.logs[cp.origin];
     const size = known?.size ?? 0;
     if (req.old !== size) return answer(409, String(size), 'text/x.tlog.size');
-    if (cp.size < req.old) return answer(400, 'the checkpoint is smaller than old');
     const oldRoot = known ? fromBase64(known.root)! : sha256();
+    // The size it recorded with another root: tlog-witness names this a conflict (409), not a
+    // failed proof, though the empty proof fails too. Plain text: not a size to retry from.
+    if (known && cp.size === known.size && !equalBytes(cp.root, oldRoot)) {
+      return answer(409, 'another root at the size it cosigned (a split view)');
+    }
     if (!verifyConsistencyProof(req.old, cp.size, req.proof, oldRoot, cp.root)) {
       return answer(422, 'the proof does not prove consistency with the last checkpoint');
     }
