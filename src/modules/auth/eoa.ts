@@ -9,6 +9,7 @@ import { recoverEip191Address } from '../../lib/crypto/eip191.js';
 import { conflict, invalid, unauthenticated } from '../../lib/errors.js';
 import type { AuthContext } from '../../lib/permissions.js';
 import type { Accounts } from '../wallets/index.js';
+import { linkedOrCreated } from './first-sign-in.js';
 import { requireRecentSignIn } from './recent-sign-in.js';
 import { insertSiweNonce, spendSiweNonce } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
@@ -101,13 +102,15 @@ export class EoaService {
   ): Promise<TokenResponse> {
     const address = await this.verify(this.db, input.message, input.signature);
     return this.db.transaction(async (tx) => {
-      const linked = await this.accounts.credentialByExternalId(tx, 'eoa', address);
-      let walletId = linked?.wallet_id;
-      let credentialId = linked?.id;
-      if (!walletId || !credentialId) {
-        walletId = (await this.accounts.createWallet(tx, { address })).id;
-        credentialId = await this.addCredential(tx, walletId, address);
-      }
+      const { walletId, credentialId } = await linkedOrCreated(
+        tx,
+        this.accounts,
+        { type: 'eoa', externalId: address },
+        async (sp) => {
+          const walletId = (await this.accounts.createWallet(sp, { address })).id;
+          return { walletId, credentialId: await this.addCredential(sp, walletId, address) };
+        },
+      );
       return this.signIn.complete(tx, walletId, input.organization_id, {
         ...client,
         credentialId,

@@ -6,6 +6,7 @@ import type { ClientContext } from '../../lib/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { failedPrecondition, unauthenticated } from '../../lib/errors.js';
 import type { Accounts } from '../wallets/index.js';
+import { linkedOrCreated } from './first-sign-in.js';
 import { spendIdToken } from './repo/challenges.js';
 import type { TokenResponse } from './session-service.js';
 import type { SignIn } from './sign-in.js';
@@ -92,22 +93,26 @@ export class GoogleSignIn {
       if (!(await spendIdToken(tx, tokenHash, expiresAt, this.clock.now()))) {
         throw unauthenticated('this Google ID token was used already; sign in with Google again');
       }
-      const linked = await this.accounts.credentialByExternalId(tx, 'google', sub);
-      let walletId = linked?.wallet_id;
-      let credentialId = linked?.id;
-      if (!walletId || !credentialId) {
-        // Only the wallet that proved the email is linked. Wallets that merely name it were
-        // made by someone who never proved it (perhaps not its owner): Google's proof makes
-        // a new wallet that holds the email, and theirs can then never confirm it.
-        const holder = await this.accounts.holderOf(tx, { channel: 'email', email });
-        walletId =
-          holder?.id ?? (await this.accounts.createWallet(tx, { email, emailConfirmed: true })).id;
-        credentialId = await this.accounts.addCredential(tx, walletId, {
-          type: 'google',
-          label: email,
-          externalId: sub,
-        });
-      }
+      const { walletId, credentialId } = await linkedOrCreated(
+        tx,
+        this.accounts,
+        { type: 'google', externalId: sub },
+        async (sp) => {
+          // Only the wallet that proved the email is linked. Wallets that merely name it were
+          // made by someone who never proved it (perhaps not its owner): Google's proof makes
+          // a new wallet that holds the email, and theirs can then never confirm it.
+          const holder = await this.accounts.holderOf(sp, { channel: 'email', email });
+          const walletId =
+            holder?.id ??
+            (await this.accounts.createWallet(sp, { email, emailConfirmed: true })).id;
+          const credentialId = await this.accounts.addCredential(sp, walletId, {
+            type: 'google',
+            label: email,
+            externalId: sub,
+          });
+          return { walletId, credentialId };
+        },
+      );
       return this.signIn.complete(tx, walletId, input.organization_id, {
         ...client,
         credentialId,
