@@ -48,6 +48,8 @@ import { Readiness } from './modules/health/service.js';
 import { IdempotencyService, IdempotencySweeper } from './modules/idempotency/index.js';
 import { SecretSealer } from './lib/sealed-secret.js';
 import { secureStoredSecrets } from './stored-secrets.js';
+import { createRevocationListener, type RevocableCaches } from './revocations.js';
+import type { ListenerState } from './db/listener.js';
 
 /** Query shapes of the public list run as named statements; the rest unnamed. */
 const PUBLIC_LIST_SHAPES = 32;
@@ -106,6 +108,11 @@ export interface Container extends BaseDeps {
   log: LogService;
   /** The batch pipeline's loop; started with the other workers when BATCH_SEALER is on. */
   batchWorker: BatchSealerWorker;
+  /**
+   * The revocations other instances announce, heard on a connection of its own
+   * (src/revocations.ts): closed with the workers.
+   */
+  revocations: ListenerState;
 }
 
 /**
@@ -301,14 +308,23 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     apiKey: (key) => apiKeyVerifier.verify(key),
   };
 
-  // A membership or role change drops what this instance cached about callers at once (other
-  // instances follow within the caches' lifetimes: 4 s for sessions, 30 s for API keys).
-  const access = {
-    issue: sessions.issue.bind(sessions),
-    invalidateAll: () => {
+  // What this process remembers of credentials, and how it forgets: at once after a change it
+  // made, and when another instance announces one (src/revocations.ts). None of it runs on a
+  // cache hit.
+  const caches: RevocableCaches = {
+    forgetKey: (id) => apiKeyVerifier.forget(id),
+    forgetSession: (id) => sessions.invalidate(id),
+    forgetAll: () => {
       sessions.invalidateAll();
       apiKeyVerifier.forgetAll();
+      ebus.signers.forgetAll();
     },
+  };
+  // A membership or role change drops what this instance cached about callers at once; the
+  // other instances drop it when its notice arrives (migration 0041's triggers send it).
+  const access = {
+    issue: sessions.issue.bind(sessions),
+    invalidateAll: () => caches.forgetAll(),
     requireRecentSignInOrKey: identity.sessions.requireRecentSignInOrKey.bind(identity.sessions),
   };
   const organizations = new OrganizationService(db, clock, access, organizationMembers);
@@ -329,6 +345,16 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   });
   const deposits = new DepositService(db, clock);
   const support = new SupportService(db, clock);
+  // Last, once nothing above can fail: listening before the process serves, so no request
+  // is answered from a memory that notices do not reach (a failed first attempt is retried
+  // in the background, the caches emptied meanwhile).
+  const revocations = createRevocationListener(database.url, caches, deps.logger);
+  await revocations.start();
+  workers.push({
+    name: 'revocation-listener',
+    start: () => undefined,
+    stop: () => revocations.stop(),
+  });
 
   return {
     ...deps,
@@ -366,5 +392,6 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     batches,
     log,
     batchWorker,
+    revocations,
   };
 }

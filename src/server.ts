@@ -6,6 +6,7 @@ import { registerEbusMetrics } from './modules/ebus/metrics.js';
 import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
 import { queueMetrics } from './queue-metrics.js';
 import { registerRoutes } from './routes.js';
+import { registerRevocationMetrics } from './revocations.js';
 
 export interface Service {
   app: App;
@@ -55,6 +56,7 @@ export async function createService(
           'db_public_pool_connections',
           'Connections of the anonymous public reads pool by state',
         ),
+      (registry) => registerRevocationMetrics(registry, container.revocations),
     ],
     trustProxy: deps.config.trustProxy,
     v2: { sunset: deps.config.v2Sunset, clock: deps.clock },

@@ -69,8 +69,9 @@ interface SessionState {
 
 /**
  * Sessions and the bearer side of authentication. A session is what a sign-in creates;
- * its refresh token is stored hashed; an ended session refuses its access tokens within
- * SESSION_CACHE_MS (at once on the instance that ended it), and so does one past its
+ * its refresh token is stored hashed; an ended session refuses its access tokens at once on
+ * the instance that ended it, and on the others as soon as the revocation notice arrives
+ * (src/revocations.ts; within SESSION_CACHE_MS at worst), and so does one past its
  * lifetimes (`SessionLifetimes`).
  */
 export class SessionService {
@@ -79,6 +80,11 @@ export class SessionService {
     50_000,
     CACHE_SPREAD,
   );
+  /**
+   * Moves at each invalidation: a read that began before it may have seen the session as it
+   * was before the change, so what it read answers its own request but is not remembered.
+   */
+  private generation = 0;
 
   constructor(
     private readonly db: Db,
@@ -91,8 +97,8 @@ export class SessionService {
    * Opens a session and answers with a fresh token pair in `orgId`'s context. One that
    * continues another (an organization switch) ends it first, in `exec`'s transaction, and
    * is refused (401 code 16) when it had ended already: a token this instance still trusts
-   * (the cache lags another instance's sign-out by up to 4 s), or a second switch at once,
-   * continues nothing.
+   * (the cache lags another instance's sign-out until its notice arrives), or a second switch
+   * at once, continues nothing.
    */
   async issue(exec: Executor, input: SessionInput): Promise<TokenResponse> {
     const sessionId = newId('session');
@@ -152,17 +158,20 @@ export class SessionService {
 
   /** Forget what this instance knows of a session (after ending it, or a role change). */
   invalidate(sessionId: string): void {
+    this.generation++;
     this.cache.delete(sessionId);
   }
 
   /** Forget every cached session state, e.g. after a role change that touches many. */
   invalidateAll(): void {
+    this.generation++;
     this.cache.clear();
   }
 
   private async state(sessionId: string, orgId: string | null): Promise<SessionState> {
     const hit = this.cache.get(sessionId);
     if (hit && hit.orgId === orgId) return hit;
+    const generation = this.generation;
     const row = await repo.sessionState(this.db, sessionId, orgId);
     const state: SessionState = {
       orgId,
@@ -172,7 +181,7 @@ export class SessionService {
         : 0,
       role: row?.role && isRole(row.role) ? row.role : null,
     };
-    this.cache.set(sessionId, state);
+    if (generation === this.generation) this.cache.set(sessionId, state);
     return state;
   }
 

@@ -33,9 +33,10 @@ export interface VerifyInput {
 /**
  * How long an EOA signer lookup (wallet, credential, membership) is trusted. A removed
  * credential cannot outlive it: the group statement checks every signing credential again
- * where the action is applied (repo/group-write.ts). A removed membership stops signing within
- * 5 s everywhere, like session checks (docs/decisions.md). Passkeys are always read fresh
- * (their sign count moves).
+ * where the action is applied (repo/group-write.ts). A membership change empties it
+ * (`forgetAll`) at once on the instance that made it and, through the revocation notices
+ * (src/revocations.ts), on every other; this lifetime bounds it only while those are not heard
+ * (docs/decisions.md). Passkeys are always read fresh (their sign count moves).
  */
 const SIGNER_CACHE_MS = 4_000;
 
@@ -53,6 +54,8 @@ export class SignatureVerifier {
     50_000,
     CACHE_SPREAD,
   );
+  /** Moves at each `forgetAll`: a lookup that began before it is not remembered. */
+  private generation = 0;
 
   constructor(
     private readonly db: Executor,
@@ -141,9 +144,16 @@ export class SignatureVerifier {
     const key = `${orgId} ${wallet} ${recovered}`;
     const hit = this.eoaCache.get(key);
     if (hit) return hit;
+    const generation = this.generation;
     const row = await findSigner(this.db, orgId, wallet, 'eoa', recovered);
     // Only complete answers are cached, so a wallet just linked or joined works at once.
-    if (row.wallet_id && row.role) this.eoaCache.set(key, row);
+    if (row.wallet_id && row.role && generation === this.generation) this.eoaCache.set(key, row);
     return row;
+  }
+
+  /** Forgets every EOA signer lookup (a membership or role changed, here or elsewhere). */
+  forgetAll(): void {
+    this.generation++;
+    this.eoaCache.clear();
   }
 }

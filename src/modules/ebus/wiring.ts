@@ -18,6 +18,8 @@ export interface Ebus {
   service: EbusService;
   committer: GroupCommitter;
   fees: FeeService;
+  /** The signature verifier's memory of EOA signers (their memberships), to empty it. */
+  signers: Pick<SignatureVerifier, 'forgetAll'>;
   /** Closes the signature-recovery thread and the group statements' connections (after a drain). */
   close(): Promise<void>;
 }
@@ -93,5 +95,5 @@ export function createEbus(w: EbusWiring): Ebus {
     await recoverPool?.close();
     await groupDatabase.close();
   };
-  return { service, committer, fees, close };
+  return { service, committer, fees, signers: verifier, close };
 }
