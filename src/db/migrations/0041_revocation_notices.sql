@@ -9,10 +9,10 @@
 --
 -- Triggers, so that every writer announces, whichever module or tool it is, as migration 0020's
 -- do for template versions. Each fires only for the rows whose checked columns changed (the
--- WHEN clause, evaluated without calling the function): a refresh-token rotation, a key's
--- last use and the event bus's writes announce nothing. The organizations table, which every
--- group statement updates, has none: deleting an organization ends its memberships in the
--- same transaction, and those announce it.
+-- WHEN clause, evaluated without calling the function): a refresh-token rotation and a key's
+-- last use announce nothing. The organizations table, which every group statement of the
+-- event bus updates, has none: deleting an organization ends its memberships in the same
+-- transaction, and those announce it.
 CREATE FUNCTION ons_announce_revocation() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   notice text := TG_ARGV[0];

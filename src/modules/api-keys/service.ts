@@ -139,7 +139,10 @@ export class ApiKeyService {
     return { keys: items.map(toApiKey), next, has_more };
   }
 
-  /** Revokes a key at once: refused from the next request on this instance. */
+  /**
+   * Revokes a key at once: refused from the next request on this instance, and on the others
+   * once the revocation notice arrives (src/revocations.ts).
+   */
   async delete(auth: AuthContext, id: string): Promise<void> {
     requirePermission(auth, 'api-keys.delete');
     const orgId = requireOrg(auth);

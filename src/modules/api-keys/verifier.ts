@@ -13,7 +13,10 @@ import type { LastUsedRecorder } from './last-used.js';
 import { findForVerification, findLiveKeyInOrg } from './repo.js';
 import { hashSecret, isWellFormedSecret } from './secret.js';
 
-/** How long a looked-up key is trusted before it is read again (issue 5: at most 30 s). */
+/**
+ * How long a looked-up key is trusted before it is read again (issue 5: at most 30 s). A
+ * revocation anywhere drops it sooner: `forget` here, its notice elsewhere (src/revocations.ts).
+ */
 export const KEY_CACHE_MS = 30_000;
 
 interface CachedKey {

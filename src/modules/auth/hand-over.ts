@@ -35,7 +35,8 @@ export interface ApiKeyCache {
  *   codes, so that address never signs in to it again nor proves it over again.
  *
  * `forget` then drops what this instance cached of the sessions and keys at once (other
- * instances follow within their caches' lifetimes, 4 s and 30 s).
+ * instances when the notices of the ended sessions, keys and memberships arrive:
+ * src/revocations.ts).
  */
 export class HandOver {
   constructor(

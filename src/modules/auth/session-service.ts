@@ -22,7 +22,10 @@ export interface SessionInput extends ClientContext {
   continues?: string;
 }
 
-/** How long a verified session state is trusted before it is read again (≤ 5 s). */
+/**
+ * How long a verified session state is trusted before it is read again (≤ 5 s). An end
+ * anywhere drops it sooner: here at once, elsewhere through its notice (src/revocations.ts).
+ */
 const SESSION_CACHE_MS = 4_000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -36,7 +36,8 @@ type EndReason = 'refresh_token_reuse' | 'expired' | 'membership_ended' | 'walle
 /**
  * The life of a session after sign-in: rotating refresh tokens, signing out, listing and
  * ending sessions. Ending goes through this instance's SessionService so its cache forgets
- * the session at once (other instances within its 4 s cache).
+ * the session at once; other instances forget it when the revocation notice the end sends
+ * arrives (src/revocations.ts).
  */
 export class SessionManager implements CredentialSessions {
   constructor(

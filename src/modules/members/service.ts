@@ -81,7 +81,7 @@ export interface MemberSessions {
  * Members, roles and invitations of one organization. Owner rules: only an owner grants,
  * changes or removes the owner role, and the last active owner can be neither demoted nor
  * removed (400 code 9). Role changes take effect at once on this instance
- * (`invalidateAll`) and within the session cache's 4 s everywhere else.
+ * (`invalidateAll`) and on the others when the change's notice arrives (src/revocations.ts).
  */
 /**
  * Whether a member row is one of the owners the last-owner rule keeps: active and bound to a
