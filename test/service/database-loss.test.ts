@@ -70,6 +70,14 @@ const mint = async (signer: EoaSigner, templateId: string, nonce: number) =>
     }),
   });
 
+const metrics = async () => (await svc.app.inject({ method: 'GET', url: '/metrics' })).body;
+
+/** `ons_revocation_listener_up` and `ons_revocation_listens_total`, as `"<up> <listens>"`. */
+function listenerSeries(text: string): string {
+  const value = (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+  return `${value('ons_revocation_listener_up')} ${value('ons_revocation_listens_total')}`;
+}
+
 describe('losing the embedded database', () => {
   it('answers 503 code 14 with Retry-After and /readyz 503 while it is down, restarts it and serves again', async () => {
     const owner = await createSigner(svc);
@@ -96,6 +104,9 @@ describe('losing the embedded database', () => {
     expect(write.headers['retry-after']).toBe('5');
     expect((await svc.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
     expect((await svc.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    // The revocation listener lost its connection too: it says so (and forgets what it
+    // remembered of credentials: docs/auth.md, "Revocation on every server").
+    await eventually(async () => listenerSeries(await metrics()) === '0 1', 5_000);
     // All of it was seen while the server was down, before its restart.
     expect(restarts).toEqual([]);
 
@@ -105,6 +116,8 @@ describe('losing the embedded database', () => {
     );
     expect(restarts).toHaveLength(1);
     expect(embedded.pid()).not.toBe(pid);
+    // And listens again, on a new connection.
+    await eventually(async () => listenerSeries(await metrics()) === '1 2', 15_000);
 
     // The action refused with 503 applies when sent again: committer and statements recovered.
     const again = await mint(owner, templateId, 2);
