@@ -93,7 +93,7 @@ describe('ons-verify witness', () => {
 
   describe('refuses as C2SP tlog-witness says (add-checkpoint), recording nothing', () => {
     // The witness has cosigned the log at size 9 (the test before). Each row is a request
-    // and the answer the specification gives it (or, where it is silent, the one kept).
+    // and the answer tlog-witness gives it (or, where it is silent, the one kept).
     /** Another history under the log's origin, signed with the log's key. */
     const forkOf = (size: number, variant: string) => {
       const fork = new FakeLog(log.origin, variant);
@@ -179,7 +179,7 @@ describe('ons-verify witness', () => {
         body: () => request(9, [], badSignature()),
         status: 403,
       },
-      // Where the specification is silent, the answer kept: malformed input is 400.
+      // Where tlog-witness is silent, the answer kept: malformed input is 400.
       { what: '400: an empty body', body: () => '', status: 400 },
       { what: '400: old is not a number', body: () => 'old x\n\n', status: 400 },
       {

@@ -19,7 +19,7 @@ import { verifyConsistencyProof } from './tree.js';
  * (the body, `text/x.tlog.size`, says which); 409 (plain text) the checkpoint is of the size
  * it recorded with another root; 422 the proof does not prove consistency; 409 (plain text)
  * the checkpoint is of the size it recorded, with its root, but another text (this
- * project's rule: the specification does not look past the root); 200 the cosignature line.
+ * project's rule: tlog-witness does not look past the root); 200 the cosignature line.
  */
 
 export const MAX_REQUEST_BYTES = 64 * 1024;
