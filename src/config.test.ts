@@ -175,6 +175,40 @@ describe('config', () => {
     );
   });
 
+  it('bounds reports by default: a pool of 4, 10 s a statement, 2 s to wait, 2 for one organization', () => {
+    expect(loadConfig({}).reportsDb).toEqual({
+      poolSize: 4,
+      statementTimeoutMs: 10_000,
+      waitMs: 2_000,
+      perOrganization: 2,
+    });
+    expect(
+      loadConfig({
+        REPORTS_DB_POOL_SIZE: '6',
+        REPORTS_STATEMENT_TIMEOUT_MS: '50',
+        REPORTS_DB_WAIT_MS: '100',
+        REPORTS_PER_ORGANIZATION: '3',
+      }).reportsDb,
+    ).toEqual({ poolSize: 6, statementTimeoutMs: 50, waitMs: 100, perOrganization: 3 });
+  });
+
+  it.each([
+    ['REPORTS_DB_POOL_SIZE', '0', '1 and 100'],
+    ['REPORTS_DB_POOL_SIZE', '101', '1 and 100'],
+    ['REPORTS_DB_POOL_SIZE', 'four', '1 and 100'],
+    ['REPORTS_STATEMENT_TIMEOUT_MS', '0', '10 and 300000'],
+    ['REPORTS_STATEMENT_TIMEOUT_MS', '300001', '10 and 300000'],
+    ['REPORTS_STATEMENT_TIMEOUT_MS', '10s', '10 and 300000'],
+    ['REPORTS_DB_WAIT_MS', '0', '10 and 60000'],
+    ['REPORTS_DB_WAIT_MS', '60001', '10 and 60000'],
+    ['REPORTS_PER_ORGANIZATION', '0', '1 and 100'],
+    ['REPORTS_PER_ORGANIZATION', '1.5', '1 and 100'],
+  ])('refuses %s=%s (an integer between %s)', (name, value, bounds) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      `${name} must be an integer between ${bounds}, got "${value}"`,
+    );
+  });
+
   it('runs batch headers at the idle priority unless BATCH_HEADER_PRIORITY says otherwise', () => {
     expect(loadConfig({}).batches.headerPriority).toBe('idle');
     expect(loadConfig({ BATCH_HEADER_PRIORITY: 'low' }).batches.headerPriority).toBe('low');

@@ -95,6 +95,19 @@ export interface Config {
    * PUBLIC_DB_WAIT_MS (docs/self-hosting.md, "Public reads").
    */
   publicDb: { poolSize: number; statementTimeoutMs: number; waitMs: number };
+  /**
+   * The pool of authenticated reads whose cost grows with an organization's data (the balance
+   * history, the indexer's searches), apart from the main pool: REPORTS_DB_POOL_SIZE
+   * connections, each statement cancelled after REPORTS_STATEMENT_TIMEOUT_MS, a connection or
+   * the organization's turn waited for at most REPORTS_DB_WAIT_MS, at most
+   * REPORTS_PER_ORGANIZATION of them held by one organization (docs/self-hosting.md, "Reports").
+   */
+  reportsDb: {
+    poolSize: number;
+    statementTimeoutMs: number;
+    waitMs: number;
+    perOrganization: number;
+  };
   shutdownGraceMs: number;
   /** HTTP processes sharing the port (node:cluster); 1 runs everything in one process. */
   workers: number;
@@ -297,6 +310,13 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       // Never 0 (PostgreSQL's "no limit"): bounding these reads is the pool's purpose.
       statementTimeoutMs: int(env, 'PUBLIC_STATEMENT_TIMEOUT_MS', 5_000, 10, 60_000),
       waitMs: int(env, 'PUBLIC_DB_WAIT_MS', 2_000, 10, 60_000),
+    },
+    reportsDb: {
+      poolSize: int(env, 'REPORTS_DB_POOL_SIZE', 4, 1, 100),
+      // Never 0 (no limit): a report holds a connection at most this long.
+      statementTimeoutMs: int(env, 'REPORTS_STATEMENT_TIMEOUT_MS', 10_000, 10, 300_000),
+      waitMs: int(env, 'REPORTS_DB_WAIT_MS', 2_000, 10, 60_000),
+      perOrganization: int(env, 'REPORTS_PER_ORGANIZATION', 2, 1, 100),
     },
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
     workers,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import { createPublicDatabase, type Database, type Db } from './db/pool.js';
+import { createPublicDatabase, createReportsDatabase, type Database, type Db } from './db/pool.js';
+import { OrganizationReports } from './db/reports.js';
 import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import { MicroCache } from './http/micro-cache.js';
@@ -69,6 +70,12 @@ export interface Container extends BaseDeps {
    * cancelled after PUBLIC_STATEMENT_TIMEOUT_MS): closed with the workers.
    */
   publicDatabase: Database;
+  /**
+   * The pool of reports: authenticated reads whose cost grows with an organization's data
+   * (REPORTS_DB_POOL_SIZE connections, REPORTS_PER_ORGANIZATION of them for one organization
+   * at once): closed with the workers.
+   */
+  reportsDatabase: Database;
   tokens: TokenService;
   sessions: SessionService;
   verifiers: CredentialVerifiers;
@@ -174,6 +181,16 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   // the main pool's connections (docs/decisions.md, 2026-11-29).
   const publicDatabase = createPublicDatabase(database.url, config.publicDb);
   const publicDb = publicDatabase.db;
+  // Members' reports (the balance history, the indexer's searches) on a bounded pool of their
+  // own, and at most a few of one organization's at once, so one member's reports never take
+  // the main pool's connections nor another organization's turn (docs/decisions.md,
+  // 2026-11-29).
+  const reportsDatabase = createReportsDatabase(database.url, config.reportsDb);
+  const reports = new OrganizationReports(
+    reportsDatabase.db,
+    config.reportsDb.perOrganization,
+    config.reportsDb.waitMs,
+  );
   const wallets = new WalletService(db, clock, identity.sessions, accounts.notices, publicDb);
   // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when a template goes private.
   const publicList = new MicroCache(config.publicListCacheMs);
@@ -195,7 +212,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     config.publicUrl,
     config.storage.quotaBytes,
   );
-  const indexer = new IndexerService(db, publicDb);
+  const indexer = new IndexerService(db, publicDb, reports);
   const webhooks = createWebhooks({
     db,
     clock,
@@ -301,6 +318,12 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       start: () => undefined,
       stop: () => publicDatabase.close(),
     },
+    {
+      // Likewise after the HTTP server.
+      name: 'reports-database',
+      start: () => undefined,
+      stop: () => reportsDatabase.close(),
+    },
   ];
 
   const verifiers: CredentialVerifiers = {
@@ -333,6 +356,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     db,
     clock,
     async () => ebus.fees.cachedTotalWei() ?? (await ebus.fees.totalWei()),
+    reports,
   );
   const lowBalance = new LowBalanceNotifier(db, clock, sender, deps.logger);
   // Like every background loop, not in an API-only process (docs/self-hosting.md, "Roles").
@@ -360,6 +384,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     ...deps,
     db,
     publicDatabase,
+    reportsDatabase,
     tokens,
     sessions,
     verifiers,

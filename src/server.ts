@@ -56,6 +56,13 @@ export async function createService(
           'db_public_pool_connections',
           'Connections of the anonymous public reads pool by state',
         ),
+      (registry) =>
+        registerPoolGauge(
+          registry,
+          container.reportsDatabase.pool,
+          'db_reports_pool_connections',
+          "Connections of the reports pool (members' reads that grow with an organization's data) by state",
+        ),
       (registry) => registerRevocationMetrics(registry, container.revocations),
     ],
     trustProxy: deps.config.trustProxy,

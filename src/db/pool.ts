@@ -52,30 +52,59 @@ export interface DatabaseOptions {
 
 /** The application_name of the public reads' pool (createPublicDatabase). */
 export const PUBLIC_APPLICATION_NAME = 'ons-public';
+/** The application_name of the reports' pool (createReportsDatabase). */
+export const REPORTS_APPLICATION_NAME = 'ons-reports';
 
-/** The settings of the public reads' pool (config.publicDb). */
-export interface PublicDatabaseSettings {
+/** The settings of a bounded pool (config.publicDb, config.reportsDb). */
+export interface BoundedDatabaseSettings {
   poolSize: number;
   statementTimeoutMs: number;
   waitMs: number;
 }
 
 /**
- * The pool of anonymous public reads (GET /public/*, the batch explorer, the transparency
- * log): small, and every statement on it cancelled by PostgreSQL past `statementTimeoutMs`,
- * so reads that anyone can make slow hold at most `poolSize` connections, each for a bounded
- * time, and never the main pool's (docs/decisions.md, "Anonymous public reads run on a pool
- * of their own").
+ * A pool apart from the main one, for reads whose cost its callers can drive up: at most
+ * `poolSize` connections, every statement on them cancelled by PostgreSQL past
+ * `statementTimeoutMs` (57014), a connection waited for at most `waitMs`. Either refusal
+ * answers 503 code 14 with Retry-After (src/http/errors.ts), and the main pool's connections
+ * are never taken (docs/architecture.md, "Pools").
  */
-export function createPublicDatabase(
+export function createBoundedDatabase(
   connectionString: string,
-  settings: PublicDatabaseSettings,
+  settings: BoundedDatabaseSettings,
+  applicationName: string,
 ): Database {
   return createDatabase(connectionString, settings.poolSize, {
     statementTimeoutMs: settings.statementTimeoutMs,
     connectionTimeoutMs: settings.waitMs,
-    applicationName: PUBLIC_APPLICATION_NAME,
+    applicationName,
   });
+}
+
+/**
+ * The pool of anonymous public reads (GET /public/*, the batch explorer, the transparency
+ * log): reads that anyone can make slow hold at most `poolSize` connections, each for a
+ * bounded time, and never the main pool's (docs/decisions.md, "Anonymous public reads run on
+ * a pool of their own").
+ */
+export function createPublicDatabase(
+  connectionString: string,
+  settings: BoundedDatabaseSettings,
+): Database {
+  return createBoundedDatabase(connectionString, settings, PUBLIC_APPLICATION_NAME);
+}
+
+/**
+ * The pool of authenticated reads whose cost grows with an organization's data (the balance
+ * history, the indexer's searches): bounded like the public one, with settings of its own, so
+ * a member's slow reports never hold the main pool's connections (docs/self-hosting.md,
+ * "Reports"). Who may hold how many of its connections: src/db/reports.ts.
+ */
+export function createReportsDatabase(
+  connectionString: string,
+  settings: BoundedDatabaseSettings,
+): Database {
+  return createBoundedDatabase(connectionString, settings, REPORTS_APPLICATION_NAME);
 }
 
 export function createDatabase(

@@ -64,6 +64,17 @@ export const statementCancelled = (retryAfterSeconds = 5) =>
     { retry_after_seconds: retryAfterSeconds },
   );
 /**
+ * The organization already has as many reports running as one organization may
+ * (REPORTS_PER_ORGANIZATION, docs/self-hosting.md "Reports"), and none finished within
+ * REPORTS_DB_WAIT_MS: its own reports wait for each other, never another organization's.
+ */
+export const reportsBusy = (retryAfterSeconds = 5) =>
+  new AppError(
+    Code.UNAVAILABLE,
+    "this organization's other reports are still running; retry later",
+    { retry_after_seconds: retryAfterSeconds },
+  );
+/**
  * A stored secret the request needs is sealed, and this process cannot open it: sealed after
  * its start by a process with SECRETS_KEY, or under a key it was not given (docs/self-hosting.md,
  * "Secrets at rest"). Its operator must restart it with the key; a process that has it serves

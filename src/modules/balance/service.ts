@@ -1,4 +1,5 @@
 import type { Db } from '../../db/pool.js';
+import { readsOn, type ReportReads } from '../../db/reports.js';
 import type { Clock } from '../../lib/clock.js';
 import { asDate, asIso } from '../../db/values.js';
 import { notFound } from '../../lib/errors.js';
@@ -44,6 +45,11 @@ export class BalanceService {
     private readonly clock: Clock,
     /** Today's price of one action (the event bus's fee). */
     private readonly price: () => Promise<bigint> = () => Promise.resolve(0n),
+    /**
+     * Where the history's sums run: the reports' pool, at most REPORTS_PER_ORGANIZATION of
+     * one organization's at once (src/db/reports.ts); its cost grows with the ledger.
+     */
+    private readonly reports: ReportReads = readsOn(db),
   ) {}
 
   async get(auth: AuthContext, orgId: string): Promise<Balance> {
@@ -114,15 +120,18 @@ export class BalanceService {
     if (lt !== undefined) to = minDate(to, new Date(Date.parse(lt) - 1));
     if (lte !== undefined) to = minDate(to, new Date(lte));
 
-    const rows = await repo.historyPage(this.db, {
-      orgId,
-      unit: q.interval ?? 'day',
-      from,
-      to,
-      after: p.after ? new Date(p.after.value) : null,
-      order: p.order,
-      limit: p.limit,
-    });
+    // Once the caller may read it: only a member's reports take the organization's turns.
+    const rows = await this.reports.run(orgId, (exec) =>
+      repo.historyPage(exec, {
+        orgId,
+        unit: q.interval ?? 'day',
+        from,
+        to,
+        after: p.after ? new Date(p.after.value) : null,
+        order: p.order,
+        limit: p.limit,
+      }),
+    );
     const page = pageOf(
       rows,
       p,

@@ -1,4 +1,5 @@
 import type { Db, Executor } from '../../db/pool.js';
+import { readsOn, type ReportReads } from '../../db/reports.js';
 import { invalid, notFound } from '../../lib/errors.js';
 import type { Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
@@ -61,24 +62,31 @@ export class IndexerService {
     private readonly db: Db,
     /** Where the anonymous reads run: the public reads' pool (src/db/pool.ts). */
     private readonly publicDb: Executor = db,
+    /**
+     * Where the searches run: the reports' pool, at most REPORTS_PER_ORGANIZATION of one
+     * organization's at once (src/db/reports.ts). A common word or a custom-field filter can
+     * match most of an organization's objects, all of which are sorted for one page.
+     */
+    private readonly reports: ReportReads = readsOn(db),
   ) {}
 
   /** Full-text search over object name, description, category and template names. */
   async search(auth: AuthContext, q: SearchQuery): Promise<Page<ObjectRecord>> {
     requirePermission(auth, 'objects.read');
     const orgId = requireOrg(auth);
-    return objectPage(this.db, orgId, q, { text: q.q });
+    return this.reports.run(orgId, (exec) => objectPage(exec, orgId, q, { text: q.q }));
   }
 
   /** Structured filters: template, owner and custom field equalities. */
   async query(auth: AuthContext, q: StructuredQuery): Promise<Page<ObjectRecord>> {
     requirePermission(auth, 'objects.read');
     const orgId = requireOrg(auth);
-    return objectPage(this.db, orgId, q, {
+    const filters = {
       templateId: q.template_id,
       owner: q.owner,
       customContains: customFilters(q),
-    });
+    };
+    return this.reports.run(orgId, (exec) => objectPage(exec, orgId, q, filters));
   }
 
   /** An object's applied actions, newest first by default. */
