@@ -188,4 +188,21 @@ describe('one organization on the reports pool', () => {
       expect((await get(url(a), a.headers)).statusCode).toBe(200);
     },
   );
+
+  it('refuses a report that waits REPORTS_DB_WAIT_MS for a connection when other organizations hold them all', async () => {
+    const c = await createMember(svc, { role: 'viewer' });
+    await hold.query('BEGIN');
+    await hold.query('LOCK TABLE ledger_entries IN ACCESS EXCLUSIVE MODE');
+    // A and B hold two connections each: the pool's four.
+    const holding = [a, a, b, b].map((m) => started(get(history(m), m.headers)));
+    for (let i = 0; i < 300 && (await waitingIn(probe, 'ons-reports')) < 4; i++) await sleep(10);
+    expect(await waitingIn(probe, 'ons-reports')).toBe(4);
+    const t0 = Date.now();
+    const res = await get(history(c), c.headers);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expectRefused(res, /temporarily unavailable/);
+    expect(holding.every((r) => !r.settled)).toBe(true);
+    await hold.query('ROLLBACK');
+    for (const r of holding) expect((await r).statusCode).toBe(200);
+  });
 });
