@@ -124,9 +124,28 @@ const LOG_FIELDS = sql.raw(`id, organization_id, hash, name, wallet_id, wallet, 
 const json = (v: unknown): SQL => sql`${JSON.stringify(v)}::jsonb`;
 
 /**
+ * What the template guard compares of a template the checks read (docs/ebus.md, "Inside"):
+ * `version`, which migration 0020's trigger moves whenever name, description, category or
+ * faces change, whatever writes the row, and the fields the checks use that do not move it.
+ * So a change of the faces fails the guard without the faces being sent or compared.
+ */
+function templateGuardRow(t: TemplateInfo) {
+  return {
+    id: t.id,
+    organization_id: t.organization_id,
+    version: t.version,
+    updated_at: t.updated_at,
+    actions: t.actions,
+    is_public: t.is_public,
+    custom_schema: t.custom_schema,
+  };
+}
+
+/**
  * The group's single statement. `charges` has one entry per paying organization; `templates`
  * are the templates the checks read, as they were then (each must be unchanged: every field
- * the checks use, not only updated_at, since two edits can share a millisecond); `hooks`
+ * the checks use, not only updated_at, since a write outside the service may leave it as it
+ * was; the faces, name, description and category through `version`); `hooks`
  * are data-modifying statements with a RETURNING clause (the hooks' rows), run as CTEs of
  * the same statement. Answers one row: `balances`, what each organization holds after its
  * debit.
@@ -224,15 +243,16 @@ export function groupStatement(
     ), sign_counts AS (
       ${raiseSignCounts(json(w.signCounts))}
     ), templates_unchanged AS (
-      SELECT count(*) AS n FROM templates t
-      JOIN jsonb_to_recordset(${json(templates)}) AS r(id text, organization_id text, name text,
-        description text, category text, faces jsonb, actions text[], custom_schema jsonb,
-        is_public boolean, version integer, updated_at timestamptz)
-        ON t.id = r.id AND t.updated_at = r.updated_at AND t.organization_id = r.organization_id
-          AND t.version = r.version
-          AND t.name = r.name AND t.description = r.description AND t.category = r.category
-          AND t.faces = r.faces AND t.actions = r.actions AND t.is_public = r.is_public
+      -- One primary-key lookup per template (a correlated subquery: never a scan of every
+      -- organization's templates), comparing small values only: never the faces.
+      SELECT count(*) AS n FROM jsonb_to_recordset(${json(templates.map(templateGuardRow))})
+        AS r(id text, organization_id text, version integer, updated_at timestamptz,
+          actions text[], is_public boolean, custom_schema jsonb)
+      WHERE (SELECT t.version = r.version AND t.updated_at = r.updated_at
+          AND t.organization_id = r.organization_id AND t.actions = r.actions
+          AND t.is_public = r.is_public
           AND t.custom_schema IS NOT DISTINCT FROM r.custom_schema
+        FROM templates t WHERE t.id = r.id)
     ), credentials_live AS (
       SELECT count(*) AS n FROM credentials c
       JOIN jsonb_to_recordset(${json(w.credentials)}) AS r(wallet_id text, type text,
