@@ -106,6 +106,65 @@ describe('two instances on one database', () => {
     expect(refused.json().message).toContain('does not list mint');
   });
 
+  // Each field the checks use, changed behind a's back with updated_at left as it was: the
+  // guard compares `version` (moved by name, description, category and faces) and the
+  // fields that do not move it, never the faces themselves (repo/group-write.ts).
+  const changes: {
+    field: string;
+    set: string;
+    check: (res: Awaited<ReturnType<typeof execute>>, templateId: string) => Promise<void>;
+  }[] = [
+    {
+      field: 'faces',
+      set: `faces = '[{"id":"back","url":"https://x.test/b.png","config":{},"content":"new"}]'`,
+      check: appliedWithVersion2,
+    },
+    { field: 'name', set: `name = 'Another name'`, check: appliedWithVersion2 },
+    { field: 'description', set: `description = 'another'`, check: appliedWithVersion2 },
+    { field: 'category', set: `category = 'another'`, check: appliedWithVersion2 },
+    {
+      field: 'is_public',
+      set: 'is_public = false',
+      check: async (res) => {
+        expect(res.statusCode, res.body).toBe(200);
+        const { rows } = await a.container.db.execute<{ is_public: boolean }>(
+          sql`SELECT is_public FROM objects WHERE id = ${res.json().object.id as string}`,
+        );
+        expect(rows).toEqual([{ is_public: false }]);
+      },
+    },
+    {
+      field: 'custom_schema',
+      set: `custom_schema = '{"type":"object","required":["seat"]}'`,
+      check: async (res) => {
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json().message).toContain("custom does not match the template's schema");
+      },
+    },
+  ];
+  async function appliedWithVersion2(res: Awaited<ReturnType<typeof execute>>, templateId: string) {
+    expect(res.statusCode, res.body).toBe(200);
+    const { rows } = await a.container.db.execute<{ template_version: number }>(
+      sql`SELECT template_version FROM action_logs WHERE object_id = ${res.json().object.id as string}`,
+    );
+    expect(rows).toEqual([{ template_version: 2 }]);
+    const faces = await a.container.db.execute<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM templates WHERE id = ${templateId} AND version = 2`,
+    );
+    expect(faces.rows[0]!.n).toBe(1);
+  }
+  it.each(changes)(
+    'apply a change of $field made elsewhere within the same millisecond',
+    async (c) => {
+      const { owner, templateId } = await setup();
+      expect((await execute(a, owner, mint(templateId, 0))).statusCode).toBe(200);
+      await b.container.db.execute(
+        sql.raw(`UPDATE templates SET ${c.set} WHERE id = '${templateId}'`),
+      );
+      await c.check(await execute(a, owner, mint(templateId, 1)), templateId);
+    },
+  );
+
   it('refuse a transfer by an owner that another instance has moved the object from', async () => {
     const { owner, templateId } = await setup();
     const other = await createSigner(a, { orgId: owner.orgId, role: 'member' });
