@@ -34,6 +34,23 @@ export async function insertTemplate(exec: Executor, t: NewTemplate): Promise<vo
       ${t.is_public}, ${t.created_at}, ${t.created_at})`);
 }
 
+/**
+ * Serialises template creates per organization for the rest of the transaction, so the count
+ * below cannot go stale before the insert (an advisory lock: the organization row stays free
+ * for the event bus's groups, which lock it).
+ */
+export async function lockTemplateCreates(exec: Executor, orgId: string): Promise<void> {
+  await exec.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`templates:${orgId}`}))`);
+}
+
+/** How many templates an organization holds. */
+export async function countTemplates(exec: Executor, orgId: string): Promise<number> {
+  const { rows } = await exec.execute<{ n: number }>(
+    sql`SELECT count(*)::int AS n FROM templates WHERE organization_id = ${orgId}`,
+  );
+  return rows[0]!.n;
+}
+
 /** A kept template version's content, from `template_versions`. */
 export type TemplateVersionRow = {
   template_id: string;

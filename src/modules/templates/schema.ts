@@ -7,6 +7,16 @@ import { LinkUrl } from '../../lib/link-url.js';
 export const ACTION_NAMES = ['mint', 'transfer', 'update', 'redeem', 'drop', 'pickup'] as const;
 export type ActionName = (typeof ACTION_NAMES)[number];
 
+/**
+ * The most a template's faces may take, as the UTF-8 bytes of their JSON (docs/objects.md,
+ * "Templates: limits"): every object's chain hashes them at every action, and lists that
+ * include them answer them per template.
+ */
+export const MAX_FACES_BYTES = 65_536;
+
+/** The most templates one organization may hold (docs/objects.md, "Templates: limits"). */
+export const MAX_TEMPLATES = 1_000;
+
 const DateTime = Type.String({ format: 'date-time' });
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 

@@ -1,7 +1,7 @@
 import type { Db, Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
-import { notFound, unavailable } from '../../lib/errors.js';
+import { AppError, Code, notFound, unavailable } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { pageOfDated, parseList, type Page } from '../../lib/list.js';
 import { requireOrg, requirePermission, type AuthContext } from '../../lib/permissions.js';
@@ -10,6 +10,7 @@ import { checkCustomSchema } from './custom-schema.js';
 import { markTemplateSwitch } from '../organizations/index.js';
 import * as repo from './repo.js';
 import type { TemplateRow } from './types.js';
+import { MAX_FACES_BYTES, MAX_TEMPLATES } from './schema.js';
 import type {
   CreateTemplateInput,
   ListTemplatesQuery,
@@ -138,6 +139,24 @@ export interface TemplateSwitchListener {
   switching(tx: Executor, templateId: string, now: Date): Promise<void>;
 }
 
+/**
+ * Refuses faces past MAX_FACES_BYTES (400 code 3). Checked on every save that carries faces,
+ * so a template stored larger before the limit stays readable but is never saved larger.
+ */
+function checkFacesSize(faces: readonly Face[] | undefined): void {
+  if (faces === undefined) return;
+  const bytes = Buffer.byteLength(JSON.stringify(faces));
+  if (bytes <= MAX_FACES_BYTES) return;
+  throw new AppError(
+    Code.INVALID_ARGUMENT,
+    `faces take ${bytes} bytes of JSON; a template's faces may take at most ${MAX_FACES_BYTES}`,
+    {
+      fields: [{ field: 'faces', reason: `more than ${MAX_FACES_BYTES} bytes of JSON` }],
+      max_faces_bytes: MAX_FACES_BYTES,
+    },
+  );
+}
+
 /** `now`, or 1 ms after `prev` when the clock has not moved: the compile cache keys on it. */
 function laterThan(now: Date, prev: Date): Date {
   return now.getTime() > prev.getTime() ? now : new Date(prev.getTime() + 1);
@@ -162,18 +181,29 @@ export class TemplateService {
     requirePermission(auth, 'templates.create');
     const orgId = requireOrg(auth);
     if (input.custom_schema) checkCustomSchema(input.custom_schema);
+    checkFacesSize(input.faces);
     const id = newId('template');
-    await repo.insertTemplate(this.db, {
-      id,
-      organization_id: orgId,
-      name: input.name,
-      description: input.description ?? '',
-      category: input.category ?? '',
-      faces: input.faces ?? [],
-      actions: input.actions ?? [],
-      custom_schema: input.custom_schema ?? null,
-      is_public: input.is_public ?? false,
-      created_at: this.clock.now(),
+    await this.db.transaction(async (tx) => {
+      await repo.lockTemplateCreates(tx, orgId);
+      if ((await repo.countTemplates(tx, orgId)) >= MAX_TEMPLATES) {
+        throw new AppError(
+          Code.RESOURCE_EXHAUSTED,
+          `an organization holds at most ${MAX_TEMPLATES} templates`,
+          { max_templates: MAX_TEMPLATES },
+        );
+      }
+      await repo.insertTemplate(tx, {
+        id,
+        organization_id: orgId,
+        name: input.name,
+        description: input.description ?? '',
+        category: input.category ?? '',
+        faces: input.faces ?? [],
+        actions: input.actions ?? [],
+        custom_schema: input.custom_schema ?? null,
+        is_public: input.is_public ?? false,
+        created_at: this.clock.now(),
+      });
     });
     return { id };
   }
@@ -245,6 +275,7 @@ export class TemplateService {
     requirePermission(auth, 'templates.update');
     const orgId = requireOrg(auth);
     if (input.custom_schema) checkCustomSchema(input.custom_schema);
+    checkFacesSize(input.faces);
     for (let attempt = 1; ; attempt++) {
       try {
         const { record, switched } = await this.db.transaction((tx) =>
