@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { ACTION_FEE, createSigner, createTemplate, fund, signEoa } from '../helpers/ebus.js';
 
@@ -15,7 +15,6 @@ beforeAll(async () => {
   svc = await startTestService();
 });
 afterAll(async () => {
-  vi.restoreAllMocks();
   await svc.stop();
 });
 
@@ -27,23 +26,22 @@ interface Sent {
 /** The group statements the service sends while `fn` runs (text and parameters). */
 async function groupStatementsDuring(fn: () => Promise<void>): Promise<Sent[]> {
   const sent: Sent[] = [];
-  const original = pg.Client.prototype.query;
-  const spy = vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
-    this: pg.Client,
-    ...args: unknown[]
-  ) {
+  // Every query of the pool ends in `Client.prototype.query` (src/db/traced-queries.ts).
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
     const q = args[0] as { text?: unknown; values?: unknown[] } | string;
     const text = typeof q === 'string' ? q : q.text;
     if (typeof text === 'string' && text.includes('templates_unchanged AS')) {
       const values = (typeof q === 'string' ? args[1] : q.values) as unknown[] | undefined;
       sent.push({ text, values: values ?? [] });
     }
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original);
+    return original.apply(this, args);
+  };
   try {
     await fn();
   } finally {
-    spy.mockRestore();
+    proto.query = original;
   }
   return sent;
 }
