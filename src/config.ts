@@ -68,6 +68,15 @@ export interface Config {
     /** A session ends when its refresh token was last used this long ago. */
     idleTimeoutMs: number;
   };
+  /** Limits on invitations (docs/members.md, "Limits on invitations"). */
+  invitations: {
+    /** INVITATIONS_PER_RECIPIENT_PER_HOUR: invitation emails one address receives an hour. */
+    perRecipientPerHour: number;
+    /** INVITATIONS_PENDING_MAX: invitations an organization may have waiting at once. */
+    pendingPerOrganization: number;
+  };
+  /** ORGANIZATIONS_PER_WALLET: live organizations a wallet may own (docs/organizations.md). */
+  organizationsPerWallet: number;
   redisUrl: string | null;
   /** TRUST_PROXY: false, true (every hop), a hop count, or the proxies' addresses/CIDRs. */
   trustProxy: TrustProxy;
@@ -291,6 +300,11 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       idleTimeoutMs:
         1000 * int(env, 'SESSION_IDLE_TIMEOUT_SECONDS', 7 * DAY_SECONDS, 60, 366 * DAY_SECONDS),
     },
+    invitations: {
+      perRecipientPerHour: int(env, 'INVITATIONS_PER_RECIPIENT_PER_HOUR', 5, 1, 1000),
+      pendingPerOrganization: int(env, 'INVITATIONS_PENDING_MAX', 100, 1, 100_000),
+    },
+    organizationsPerWallet: int(env, 'ORGANIZATIONS_PER_WALLET', 20, 1, 100_000),
     redisUrl: optional(env, 'REDIS_URL'),
     trustProxy: trustProxy(env),
     publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),

@@ -258,7 +258,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier, identity.sessions);
   const idempotency = new IdempotencyService(db, clock);
   const sweeper = new IdempotencySweeper(db, clock, deps.logger);
-  const authSweeper = new AuthSweeper(db, clock, config.sessions.maxAgeMs, deps.logger);
+  const authSweeper = new AuthSweeper(db, clock, config.sessions, deps.logger);
   const workers: Worker[] = [
     {
       name: 'ebus-committer',
@@ -350,8 +350,21 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     invalidateAll: () => caches.forgetAll(),
     requireRecentSignInOrKey: identity.sessions.requireRecentSignInOrKey.bind(identity.sessions),
   };
-  const organizations = new OrganizationService(db, clock, access, organizationMembers);
-  const members = new MemberService(db, clock, access, sender, config.publicUrl);
+  const organizations = new OrganizationService(
+    db,
+    clock,
+    access,
+    organizationMembers,
+    config.organizationsPerWallet,
+  );
+  const members = new MemberService(
+    db,
+    clock,
+    access,
+    sender,
+    config.publicUrl,
+    config.invitations,
+  );
   const balance = new BalanceService(
     db,
     clock,

@@ -27,6 +27,7 @@ const OWNERS: Record<string, string> = {
   files: 'storage',
   storage_usage: 'storage',
   idempotency_keys: 'idempotency',
+  invitation_emails: 'members',
   ledger_entries: 'balance',
   log_checkpoints: 'log',
   log_cosignatures: 'log',

@@ -31,6 +31,11 @@ import {
   resolveOrgAccess,
   type OrgAccess,
 } from '../organizations/index.js';
+import {
+  admitInvitationEmail,
+  DEFAULT_INVITATION_LIMITS,
+  type InvitationLimits,
+} from './invitation-caps.js';
 import * as repo from './repo.js';
 import type {
   ConfirmInviteQuery,
@@ -113,6 +118,7 @@ export class MemberService {
     private readonly sessions: MemberSessions,
     private readonly sender: MessageSender,
     private readonly publicUrl: string,
+    private readonly limits: InvitationLimits = DEFAULT_INVITATION_LIMITS,
   ) {}
 
   async list(auth: AuthContext, orgId: string, q: ListMembersQuery): Promise<Page<Member>> {
@@ -137,7 +143,8 @@ export class MemberService {
   /**
    * Invites an email address with a role. The single-use token is sent through the message
    * sender and stored only as its SHA-256; it expires after INVITATION_TTL_MS. Inviting, with
-   * any role, needs a recent sign-in of a person (`requireRecentGrant`).
+   * any role, needs a recent sign-in of a person (`requireRecentGrant`). Within the limits
+   * of docs/members.md, "Limits on invitations" (`admitInvitationEmail`: 429 code 8 past them).
    */
   async invite(
     auth: AuthContext,
@@ -160,6 +167,7 @@ export class MemberService {
       if (await repo.findLiveByEmail(tx, orgId, email)) {
         throw conflict(`${email} is already a member of this organization or invited to it`);
       }
+      await admitInvitationEmail(tx, this.limits, { orgId, email, now });
       await repo.insertMember(tx, {
         id,
         orgId,

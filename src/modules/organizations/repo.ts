@@ -274,3 +274,17 @@ export async function bumpPolicyVersion(exec: Executor, orgId: string): Promise<
     WHERE id = ${orgId} AND deleted_at IS NULL RETURNING id`);
   return rows.length > 0;
 }
+
+/** Serialises the organizations one wallet creates (their count, then their rows). */
+export async function lockFoundingsOf(exec: Executor, walletId: string): Promise<void> {
+  await exec.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`orgs-of:${walletId}`}))`);
+}
+
+/** Live organizations in which the wallet is an active owner. */
+export async function countOwnedBy(exec: Executor, walletId: string): Promise<number> {
+  const { rows } = await exec.execute<{ n: number }>(sql`SELECT count(*)::int AS n
+    FROM members m JOIN organizations o ON o.id = m.organization_id
+    WHERE m.wallet_id = ${walletId} AND m.role = 'owner' AND m.status = 'active'
+      AND o.deleted_at IS NULL`);
+  return rows[0]?.n ?? 0;
+}

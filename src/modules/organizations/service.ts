@@ -1,7 +1,7 @@
 import type { Db, Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
 import { asDate, asIso } from '../../db/values.js';
-import { failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
+import { AppError, Code, failedPrecondition, forbidden, notFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { parseList, pageOf, type Page } from '../../lib/list.js';
 import { formatTokens, NATIVE_TOKEN } from '../../lib/money.js';
@@ -108,6 +108,8 @@ export class OrganizationService {
     private readonly clock: Clock,
     private readonly sessions: OrganizationSessions,
     private readonly members: OrganizationMembers,
+    /** Live organizations a wallet may own (ORGANIZATIONS_PER_WALLET, docs/organizations.md). */
+    private readonly perWallet = 20,
   ) {}
 
   /** The organizations the caller belongs to, with its role in each. */
@@ -145,7 +147,10 @@ export class OrganizationService {
    * Creates an organization; its creator becomes `owner`. A person may always create one
    * (that is how a standalone account starts); an API key needs `organizations.create`
    * and makes the wallet that created the key the owner. The founder is the owner, so
-   * `allow_self_signup` here is within its ceiling (src/lib/grants.ts).
+   * `allow_self_signup` here is within its ceiling (src/lib/grants.ts). A wallet that already
+   * owns `perWallet` live organizations is refused (429 code 8, `details.max_organizations`):
+   * free organizations must not multiply every per-organization allowance (docs/organizations.md,
+   * "How many").
    */
   async create(auth: AuthContext, input: CreateOrganizationInput): Promise<{ id: string }> {
     if (auth.kind === 'api_key') requirePermission(auth, 'organizations.create');
@@ -154,6 +159,14 @@ export class OrganizationService {
     await this.db.transaction(async (tx) => {
       const wallet = await repo.findWallet(tx, auth.walletId);
       if (!wallet) throw notFound('wallet');
+      await repo.lockFoundingsOf(tx, auth.walletId);
+      if ((await repo.countOwnedBy(tx, auth.walletId)) >= this.perWallet) {
+        throw new AppError(
+          Code.RESOURCE_EXHAUSTED,
+          `a wallet may own at most ${this.perWallet} organizations; delete one, or pass its ownership to another member, first`,
+          { max_organizations: this.perWallet },
+        );
+      }
       await repo.insertOrganization(tx, {
         id,
         name: input.name,
