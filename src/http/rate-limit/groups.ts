@@ -5,7 +5,16 @@ export interface LimitRule {
 }
 
 export type GroupName =
-  'read' | 'write' | 'ebus' | 'search' | 'upload' | 'webhooks' | 'content' | 'signup' | 'default';
+  | 'read'
+  | 'write'
+  | 'ebus'
+  | 'search'
+  | 'upload'
+  | 'webhooks'
+  | 'content'
+  | 'signup'
+  | 'invitations'
+  | 'default';
 
 export interface Group {
   name: GroupName;
@@ -49,6 +58,10 @@ export function buildGroups(defaults: DefaultLimits): Record<GroupName, Group> {
     // pool, which sign-ins and host lookups share) and adds a row: per caller (per address,
     // its /64 for IPv6, without a credential), far below the anonymous allowance.
     signup: g('signup', 30, 5),
+    // Per organization: each invitation sends an email with text of the inviter's choosing
+    // (the organization's name), so an organization's members and keys are not each another
+    // allowance (docs/members.md, "Limits on invitations").
+    invitations: { ...g('invitations', 30, 5), per: 'organization' },
     ebus: { name: 'ebus', rules: [{ limit: 2000, windowMs: SECOND }], per: 'organization' },
     default: g('default', defaults.perMinute, defaults.perSecond),
   };
@@ -78,7 +91,17 @@ export function groupOf(method: string, url: string): GroupName {
       return 'ebus';
     }
     if (url === '/storage/upload') return 'upload';
-    if (url === '/organizations/wallets' || url === '/wallets') return 'signup';
+    // Every route that always makes a wallet. The routes that make one only on a first sign-in
+    // (a crypto wallet, Google) count in this group only when they do (`admitSignUp` in
+    // hook.ts): a sign-in of a wallet that exists is no sign-up.
+    if (
+      url === '/organizations/wallets' ||
+      url === '/wallets' ||
+      url === '/wallets/connect/passkey/register/verify'
+    ) {
+      return 'signup';
+    }
+    if (url === '/organizations/:organizationId/members') return 'invitations';
     // Rotate-key, redeliver and replay are webhook writes too (docs/webhooks.md, "Managing
     // webhooks").
     if (url === '/webhooks' || url.startsWith('/webhooks/')) return 'webhooks';

@@ -21,6 +21,14 @@ declare module 'fastify' {
      */
     rateLimit?: GroupName | 'none';
   }
+  interface FastifyInstance {
+    /**
+     * Counts a wallet the request is about to make in the `signup` group of its client, and
+     * refuses (429 code 8) over it; absent when rate limits are off. For the routes that make
+     * a wallet only on a first sign-in (src/http/client-context.ts `clientOf`).
+     */
+    signUpAdmission?: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
 }
 
 /** The allowance of callers with no (valid) credential, per client address. */
@@ -53,7 +61,13 @@ export function refusalLimit(opts: RateLimitOptions): RefusalLimit {
 
 function subjectOf(req: FastifyRequest, group: Group): string {
   const auth = req.auth;
-  if (group.per === 'organization' && auth?.orgId) return `org:${auth.orgId}`;
+  if (group.per === 'organization' && auth?.orgId) {
+    // A route that names an organization (invitations) counts in it only for a caller acting
+    // there: anyone else's calls, refused later or made from another organization's context,
+    // count as that caller's, so nobody can spend an organization's allowance from outside.
+    const named = (req.params as { organizationId?: unknown } | undefined)?.organizationId;
+    if (named === undefined || named === auth.orgId) return `org:${auth.orgId}`;
+  }
   if (auth?.apiKeyId) return `key:${auth.apiKeyId}`;
   if (auth) return `wal:${auth.walletId}`;
   return clientSubject(req.ip);
@@ -103,6 +117,14 @@ export function registerRateLimits(app: App, opts: RateLimitOptions) {
     if (now) return answer(reply, now, done);
     opts.limiter.check(group, subject, cost).then((d) => answer(reply, d, done), done);
   };
+
+  // A first sign-in that makes a wallet counts as a sign-up only once the service knows it
+  // makes one (docs/api.md, "Rate limits"): its own headers replace the anonymous ones.
+  app.decorate('signUpAdmission', async (req: FastifyRequest, reply: FastifyReply) => {
+    const d = await opts.limiter.check(groups.signup, subjectOf(req, groups.signup), 1);
+    setHeaders(reply, d);
+    if (!d.allowed) throw tooManyRequests('too many sign-ups; retry later', d.retryAfter);
+  });
 
   app.addHook('onRequest', (req, reply, done) => {
     const group = groupFor(req);

@@ -124,6 +124,6 @@ export function registerConnectRoutes(app: App, id: Identity) {
         response: { 200: TokenResponse },
       },
     },
-    async (req) => id.eoa.connect(req.body, clientOf(req)),
+    async (req, reply) => id.eoa.connect(req.body, clientOf(req, reply)),
   );
 }

@@ -107,6 +107,8 @@ export class EoaService {
         this.accounts,
         { type: 'eoa', externalId: address },
         async (sp) => {
+          // A first sign-in is a sign-up: counted as one, and refused over the limit.
+          await client.admitSignUp?.();
           const walletId = (await this.accounts.createWallet(sp, { address })).id;
           return { walletId, credentialId: await this.addCredential(sp, walletId, address) };
         },

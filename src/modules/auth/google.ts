@@ -102,6 +102,8 @@ export class GoogleSignIn {
           // made by someone who never proved it (perhaps not its owner): Google's proof makes
           // a new wallet that holds the email, and theirs can then never confirm it.
           const holder = await this.accounts.holderOf(sp, { channel: 'email', email });
+          // Making a wallet is a sign-up: counted as one, and refused over the limit.
+          if (!holder) await client.admitSignUp?.();
           const walletId =
             holder?.id ??
             (await this.accounts.createWallet(sp, { email, emailConfirmed: true })).id;

@@ -165,6 +165,6 @@ export function registerAuthRoutes(app: App, id: Identity) {
         response: { 200: TokenResponse },
       },
     },
-    async (req) => id.google.connect(req.body, clientOf(req)),
+    async (req, reply) => id.google.connect(req.body, clientOf(req, reply)),
   );
 }
