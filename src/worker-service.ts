@@ -68,7 +68,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
   batches.sealer.setLog(log);
   const sealer = new BatchSealerWorker(batches.sealer, logger);
   const sweeper = new IdempotencySweeper(database.db, clock, logger);
-  const authSweeper = new AuthSweeper(database.db, clock, config.sessions.maxAgeMs, logger);
+  const authSweeper = new AuthSweeper(database.db, clock, config.sessions, logger);
   const lowBalance = new LowBalanceNotifier(
     database.db,
     clock,

@@ -54,7 +54,12 @@ describe('the auth sweeper', () => {
           ${new Date(expires.getTime() - 10 * MIN)})`);
     }
 
-    const sweeper = new AuthSweeper(db, svc.clock, 30 * DAY, svc.container.logger);
+    const sweeper = new AuthSweeper(
+      db,
+      svc.clock,
+      { maxAgeMs: 30 * DAY, idleTimeoutMs: 7 * DAY },
+      svc.container.logger,
+    );
     expect(await sweeper.sweep()).toBeGreaterThan(0);
 
     const left = async (table: string, column: string, values: string[]) => {

@@ -33,3 +33,31 @@ export const deleteOldSpentTokens = (exec: Executor, before: Date, limit: number
 /** Codes that expired before `before` (used or not): they can never be used again. */
 export const deleteOldCodes = (exec: Executor, before: Date, limit: number) =>
   deleteDue(exec, 'codes', sql`expires_at < ${before}`, limit);
+
+/**
+ * Sessions that ended before `endedBefore`, and sessions never ended but unused since
+ * `unusedBefore` (past their idle timeout and maximum age by then: over, though nothing marked
+ * them), with their spent refresh tokens. Rows a refresh holds are skipped, not waited for.
+ * Deleting a session nothing ended announces it (migration 0041), as ending one would.
+ */
+export async function deleteOldSessions(
+  exec: Executor,
+  endedBefore: Date,
+  unusedBefore: Date,
+  limit: number,
+): Promise<number> {
+  let total = 0;
+  for (const due of [
+    sql`ended_at < ${endedBefore}`,
+    sql`ended_at IS NULL AND last_used_at < ${unusedBefore}`,
+  ]) {
+    const { rows } = await exec.execute<{ n: number }>(sql`
+      WITH doomed AS (SELECT id FROM sessions WHERE ${due} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+        tokens AS (DELETE FROM spent_refresh_tokens
+          WHERE session_id IN (SELECT id FROM doomed)),
+        gone AS (DELETE FROM sessions WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+      SELECT count(*)::int AS n FROM gone`);
+    total = Math.max(total, rows[0]?.n ?? 0);
+  }
+  return total;
+}
