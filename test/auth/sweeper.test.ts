@@ -106,4 +106,56 @@ describe('the auth sweeper', () => {
         .sort(),
     );
   });
+
+  // Sessions are kept 30 days after they ended (docs/auth.md, "What is kept"); one nothing
+  // marked ended is over once unused for the shorter of its idle timeout (7 days here) and
+  // its maximum age (30 days), so it goes 37 days after its last use. Its spent refresh
+  // tokens go with it.
+  it('deletes sessions long ended, and keeps live and recently ended ones', async () => {
+    const db = svc.container.db;
+    const now = svc.clock.now();
+    const ago = (ms: number) => new Date(now.getTime() - ms);
+    const m = await createMember(svc);
+    const rows: { name: string; ended: Date | null; lastUsed: Date; kept: boolean }[] = [
+      { name: 'ended 31 days ago', ended: ago(31 * DAY), lastUsed: ago(40 * DAY), kept: false },
+      { name: 'ended 29 days ago', ended: ago(29 * DAY), lastUsed: ago(40 * DAY), kept: true },
+      { name: 'ended just now', ended: now, lastUsed: ago(MIN), kept: true },
+      { name: 'live, used now', ended: null, lastUsed: now, kept: true },
+      { name: 'unmarked, unused 38 days', ended: null, lastUsed: ago(38 * DAY), kept: false },
+      { name: 'unmarked, unused 36 days', ended: null, lastUsed: ago(36 * DAY), kept: true },
+    ];
+    const ids = rows.map(() => newId('session'));
+    for (const [k, r] of rows.entries()) {
+      await db.execute(sql`INSERT INTO sessions (id, wallet_id, refresh_token_hash, device,
+          ended_at, last_used_at, created_at)
+        VALUES (${ids[k]!}, ${m.walletId}, ${`rt-${ids[k]!}`}, 'test', ${r.ended}, ${r.lastUsed},
+          ${ago(45 * DAY)})`);
+      // A token it spent recently: too recent for its own rule, gone with its session.
+      await db.execute(sql`INSERT INTO spent_refresh_tokens (token_hash, session_id, spent_at)
+        VALUES (${`spent-${ids[k]!}`}, ${ids[k]!}, ${ago(MIN)})`);
+    }
+
+    const sweeper = new AuthSweeper(
+      db,
+      svc.clock,
+      { maxAgeMs: 30 * DAY, idleTimeoutMs: 7 * DAY },
+      svc.container.logger,
+    );
+    await sweeper.sweep();
+
+    const { rows: left } = await db.execute<{ id: string }>(
+      sql`SELECT id FROM sessions WHERE id = ANY(${sql.param(ids)}::text[])`,
+    );
+    const { rows: tokens } = await db.execute<{ session_id: string }>(
+      sql`SELECT session_id FROM spent_refresh_tokens WHERE session_id = ANY(${sql.param(ids)}::text[])`,
+    );
+    const kept = rows.flatMap((r, k) => (r.kept ? [ids[k]!] : []));
+    const named = (list: string[]) => list.map((id) => rows[ids.indexOf(id)]!.name).sort();
+    expect(named(left.map((r) => r.id))).toEqual(named(kept));
+    expect(named(tokens.map((r) => r.session_id))).toEqual(named(kept));
+    // The member's own session, live, is still there.
+    expect(
+      (await db.execute(sql`SELECT 1 FROM sessions WHERE id = ${m.sessionId}`)).rows,
+    ).toHaveLength(1);
+  });
 });
