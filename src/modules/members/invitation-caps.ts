@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/pool.js';
 import { AppError, Code } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import * as repo from './invitation-repo.js';
+import * as repo from './repo/invitations.js';
 
 const HOUR_MS = 3_600_000;
 

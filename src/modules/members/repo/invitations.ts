@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Executor } from '../../db/pool.js';
-import { asDate, type DbTime } from '../../db/values.js';
+import type { Executor } from '../../../db/pool.js';
+import { asDate, type DbTime } from '../../../db/values.js';
 
 // The counts behind the limits on invitations (src/modules/members/invitation-caps.ts).
 
