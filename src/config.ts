@@ -123,7 +123,14 @@ export interface Config {
   webauthn: { rpId: string; rpName: string; origins: string[] };
   google: { jwksUrl: string; clientIds: string[]; issuers: string[] };
   smtp: { url: string | null; from: string };
-  storage: { dir: string; uploadLimitBytes: number; quotaBytes: number; s3: S3Config | null };
+  storage: {
+    dir: string;
+    uploadLimitBytes: number;
+    quotaBytes: number;
+    /** Downloads sent at once per process; past it 503 code 14 (docs/self-hosting.md). */
+    maxDownloads: number;
+    s3: S3Config | null;
+  };
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
   batches: {
     maxActions: number;
@@ -350,6 +357,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       dir: path.resolve(str(env, 'STORAGE_DIR', path.join(dataDir, 'files'))),
       uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1),
       quotaBytes: int(env, 'STORAGE_QUOTA_BYTES', 10 * 1024 * 1024 * 1024, 1),
+      maxDownloads: int(env, 'STORAGE_MAX_DOWNLOADS', 64, 1, 100_000),
       s3: s3Endpoint
         ? {
             endpoint: s3Endpoint,

@@ -1,11 +1,21 @@
+import type { Readable } from 'node:stream';
+
+/** A stored blob opened for reading: its length, and its bytes as a stream. */
+export interface BlobBody {
+  size: number;
+  /** Must be consumed or destroyed: it may hold a file descriptor or a connection. */
+  body: Readable;
+}
+
 /**
  * Where file bytes live, keyed by their SHA-256 (lowercase hex, no 0x). Content addressing
- * makes a put idempotent: the same bytes always land under the same key.
+ * makes a put idempotent: the same bytes always land under the same key. Reads are streams,
+ * never whole buffers: a download holds only a chunk in memory (docs/objects.md, "Files").
  */
 export interface BlobStore {
   put(sha256Hex: string, bytes: Buffer, contentType: string): Promise<void>;
-  /** The bytes, or null when nothing is stored under that key. */
-  get(sha256Hex: string): Promise<Buffer | null>;
+  /** The blob opened for reading, or null when nothing is stored under that key. */
+  open(sha256Hex: string): Promise<BlobBody | null>;
 }
 
 const KEY_RE = /^[0-9a-f]{64}$/;

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buffer } from 'node:stream/consumers';
 import { sha256 } from '../../lib/hash.js';
 import { DiskBlobStore } from './disk-store.js';
 
@@ -32,13 +33,15 @@ describe('DiskBlobStore', () => {
     // A new file took the name (rename over the old one), rather than nothing happening.
     expect(second.ino).not.toBe(first.ino);
     expect(await readFile(file)).toEqual(bytes);
-    expect(await store.get(key)).toEqual(bytes);
+    const opened = await store.open(key);
+    expect(opened?.size).toBe(bytes.length);
+    expect(await buffer(opened!.body)).toEqual(bytes);
     // No temporary file is left behind.
     expect(await readdir(path.dirname(file))).toEqual([key]);
   });
 
   it('answers null for a blob it does not hold', async () => {
     const store = new DiskBlobStore(dir);
-    expect(await store.get('ab'.repeat(32))).toBeNull();
+    expect(await store.open('ab'.repeat(32))).toBeNull();
   });
 });

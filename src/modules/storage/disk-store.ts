@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { checkKey, type BlobStore } from './blob-store.js';
+import { checkKey, type BlobBody, type BlobStore } from './blob-store.js';
+
+/** The chunk a download reads at a time: all it holds in memory, beside the socket's buffer. */
+const READ_CHUNK_BYTES = 64 * 1024;
 
 /** Blobs on the local disk: `<dir>/ab/cd/abcd…` (two fan-out levels keep directories small). */
 export class DiskBlobStore implements BlobStore {
@@ -33,11 +36,24 @@ export class DiskBlobStore implements BlobStore {
     }
   }
 
-  async get(key: string): Promise<Buffer | null> {
+  /**
+   * The blob opened, its length from the open descriptor: a blob renamed over meanwhile (same
+   * bytes, see put) is still read whole from the file that was opened. The stream closes the
+   * descriptor when it ends or is destroyed.
+   */
+  async open(key: string): Promise<BlobBody | null> {
+    let handle: FileHandle;
     try {
-      return await readFile(this.pathOf(key));
+      handle = await open(this.pathOf(key), 'r');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      const { size } = await handle.stat();
+      return { size, body: handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES }) };
+    } catch (err) {
+      await handle.close();
       throw err;
     }
   }

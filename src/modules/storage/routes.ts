@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -7,6 +8,7 @@ import { authOf } from '../../http/auth.js';
 import { beginAfterBody } from '../../http/idempotency/hook.js';
 import { invalid } from '../../lib/errors.js';
 import { contentDisposition } from './content-disposition.js';
+import { DownloadSlots } from './download-slots.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { StorageService } from './service.js';
 
@@ -18,11 +20,24 @@ function uploadFingerprint(file: { filename: string; bytes: Buffer }, isPublic: 
   return JSON.stringify([file.filename, digest, isPublic]);
 }
 
+export interface StorageRouteOptions {
+  /** UPLOAD_LIMIT_BYTES */
+  uploadLimitBytes: number;
+  /** STORAGE_MAX_DOWNLOADS: downloads sent at once by this process. */
+  maxDownloads: number;
+}
+
 /**
  * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
- * configured size limit: a file beyond it is 413 code 3.
+ * configured size limit: a file beyond it is 413 code 3. Downloads are streamed, at most
+ * `maxDownloads` at once (DownloadSlots).
  */
-export function registerStorageRoutes(app: App, storage: StorageService, uploadLimitBytes: number) {
+export function registerStorageRoutes(
+  app: App,
+  storage: StorageService,
+  { uploadLimitBytes, maxDownloads }: StorageRouteOptions,
+) {
+  const slots = new DownloadSlots(maxDownloads);
   void app.register(async (scope: App) => {
     await scope.register(multipart, {
       limits: { fileSize: uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
@@ -60,7 +75,7 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
             'Download a file (public files without auth; private ones for their organization)',
           params: FileIdParams,
           response: {
-            200: Type.Unsafe<Buffer>({
+            200: Type.Unsafe<Readable>({
               type: 'string',
               format: 'binary',
               description: 'the file bytes',
@@ -69,7 +84,18 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
         },
       },
       async (req, reply) => {
-        const file = await storage.read(req.auth, req.params.id);
+        // Taken before the file is opened, given back when the answer is over: sent whole,
+        // or its connection cut (a client that stopped reading is cut by the idle timeout,
+        // docs/self-hosting.md, "Slow clients").
+        const release = slots.take();
+        let file;
+        try {
+          file = await storage.read(req.auth, req.params.id);
+        } catch (err) {
+          release();
+          throw err;
+        }
+        reply.raw.once('close', release);
         // The bytes are served as what they were detected to be, never sniffed, and
         // sandboxed in case a browser opens one directly.
         void reply
@@ -77,11 +103,14 @@ export function registerStorageRoutes(app: App, storage: StorageService, uploadL
           .header('x-content-type-options', 'nosniff')
           .header('content-security-policy', "default-src 'none'; sandbox")
           .header('content-disposition', contentDisposition(file.name))
+          .header('content-length', String(file.size))
           .header(
             'cache-control',
             file.isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
           );
-        return reply.send(file.bytes);
+        // Fastify pipes the stream, reading on only as the socket takes it, and destroys it
+        // (closing the descriptor) when the connection closes first.
+        return reply.send(file.body);
       },
     );
   });

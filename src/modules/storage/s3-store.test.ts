@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
 import { S3BlobStore } from './s3-store.js';
 
@@ -31,7 +32,22 @@ describe('S3BlobStore', () => {
 
   it('answers null for a missing blob and refuses a key that is not a SHA-256 digest', async () => {
     const store = new S3BlobStore(config, async () => new Response(null, { status: 404 }));
-    expect(await store.get(KEY)).toBeNull();
-    await expect(store.get('../etc/passwd')).rejects.toThrow(/SHA-256/);
+    expect(await store.open(KEY)).toBeNull();
+    await expect(store.open('../etc/passwd')).rejects.toThrow(/SHA-256/);
+  });
+
+  it('streams a body with its length, and refuses one without a length', async () => {
+    const bytes = Buffer.from('the stored bytes');
+    const store = new S3BlobStore(
+      config,
+      async () => new Response(bytes, { status: 200, headers: { 'content-length': '16' } }),
+    );
+    const opened = await store.open(KEY);
+    expect(opened?.size).toBe(16);
+    expect(await buffer(opened!.body)).toEqual(bytes);
+    const unsized = new S3BlobStore(config, async () => new Response(bytes, { status: 200 }));
+    await expect(unsized.open(KEY)).rejects.toThrow(/Content-Length/);
+    const failing = new S3BlobStore(config, async () => new Response('no', { status: 500 }));
+    await expect(failing.open(KEY)).rejects.toThrow(/500/);
   });
 });

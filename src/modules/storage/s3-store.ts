@@ -1,6 +1,8 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { AwsClient } from 'aws4fetch';
 import type { S3Config } from '../../config.js';
-import { checkKey, type BlobStore } from './blob-store.js';
+import { checkKey, type BlobBody, type BlobStore } from './blob-store.js';
 
 type Fetch = (req: Request) => Promise<Response>;
 
@@ -43,10 +45,18 @@ export class S3BlobStore implements BlobStore {
     if (!res.ok) throw new Error(`S3 PUT failed with ${res.status}`);
   }
 
-  async get(key: string): Promise<Buffer | null> {
+  /** The object's body as it arrives (fetch reads ahead only a little), never buffered whole. */
+  async open(key: string): Promise<BlobBody | null> {
     const res = await this.send(await this.signed('GET', key));
-    if (res.status === 404) return null;
-    if (!res.ok) throw new Error(`S3 GET failed with ${res.status}`);
-    return Buffer.from(await res.arrayBuffer());
+    const size = Number(res.headers.get('content-length') ?? NaN);
+    if (res.status === 404 || !res.ok || !res.body || !Number.isSafeInteger(size) || size < 0) {
+      // The connection is given back only once its body is read or cancelled.
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status === 404) return null;
+      throw new Error(
+        res.ok ? 'S3 GET answered without a Content-Length' : `S3 GET failed with ${res.status}`,
+      );
+    }
+    return { size, body: Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>) };
   }
 }
