@@ -42,7 +42,10 @@ export function registerRoutes(app: App, c: Container) {
   registerTemplateRoutes(app, c.templates);
   registerObjectActionRoutes(app, c.ebus.service);
   registerObjectRoutes(app, c.objects, c.publicList);
-  registerStorageRoutes(app, c.storage, c.config.storage);
+  registerStorageRoutes(app, c.storage, {
+    ...c.config.storage,
+    stallTimeoutMs: c.config.http.idleTimeoutMs,
+  });
   registerIndexerRoutes(app, c.indexer);
   registerEbusRoutes(app, c.ebus.service);
   registerApiKeyRoutes(app, c.apiKeys);

@@ -8,7 +8,7 @@ import { authOf } from '../../http/auth.js';
 import { beginAfterBody } from '../../http/idempotency/hook.js';
 import { invalid } from '../../lib/errors.js';
 import { contentDisposition } from './content-disposition.js';
-import { DownloadSlots } from './download-slots.js';
+import { cutWhenStalled, DownloadSlots } from './downloads.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { StorageService } from './service.js';
 
@@ -25,6 +25,8 @@ export interface StorageRouteOptions {
   uploadLimitBytes: number;
   /** STORAGE_MAX_DOWNLOADS: downloads sent at once by this process. */
   maxDownloads: number;
+  /** HTTP_IDLE_TIMEOUT_MS: a download whose client takes nothing this long is cut. */
+  stallTimeoutMs: number;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface StorageRouteOptions {
 export function registerStorageRoutes(
   app: App,
   storage: StorageService,
-  { uploadLimitBytes, maxDownloads }: StorageRouteOptions,
+  { uploadLimitBytes, maxDownloads, stallTimeoutMs }: StorageRouteOptions,
 ) {
   const slots = new DownloadSlots(maxDownloads);
   void app.register(async (scope: App) => {
@@ -85,8 +87,7 @@ export function registerStorageRoutes(
       },
       async (req, reply) => {
         // Taken before the file is opened, given back when the answer is over: sent whole,
-        // or its connection cut (a client that stopped reading is cut by the idle timeout,
-        // docs/self-hosting.md, "Slow clients").
+        // or its connection cut (a client that stops reading is cut: cutWhenStalled).
         const release = slots.take();
         let file;
         try {
@@ -110,7 +111,7 @@ export function registerStorageRoutes(
           );
         // Fastify pipes the stream, reading on only as the socket takes it, and destroys it
         // (closing the descriptor) when the connection closes first.
-        return reply.send(file.body);
+        return reply.send(cutWhenStalled(file.body, reply.raw, stallTimeoutMs));
       },
     );
   });

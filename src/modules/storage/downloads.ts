@@ -1,0 +1,71 @@
+import type { ServerResponse } from 'node:http';
+import { pipeline, Transform, type Readable } from 'node:stream';
+import { AppError, Code } from '../../lib/errors.js';
+
+/** The `Retry-After` of a download refused for want of a slot, in seconds. */
+export const DOWNLOAD_RETRY_S = 1;
+
+/**
+ * Downloads being sent at once, per process (STORAGE_MAX_DOWNLOADS; docs/self-hosting.md,
+ * "Slow clients"). Each holds a file descriptor (or a connection to S3) and a chunk of the
+ * file until its client has read it all or is cut, so clients that read slowly, or not at
+ * all, could otherwise take every descriptor. Past the bound a download is refused at once
+ * with 503 code 14 and `Retry-After`, rather than queued: a queued request would hold its
+ * connection all the same.
+ */
+export class DownloadSlots {
+  private taken = 0;
+
+  constructor(private readonly max: number) {}
+
+  get inUse(): number {
+    return this.taken;
+  }
+
+  /** Takes a slot, or throws the 503; the function returned gives it back (once, however often called). */
+  take(): () => void {
+    if (this.taken >= this.max) {
+      throw new AppError(
+        Code.UNAVAILABLE,
+        'too many files are being downloaded from this server; retry later',
+        { retry_after_seconds: DOWNLOAD_RETRY_S },
+      );
+    }
+    this.taken++;
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.taken--;
+    };
+  }
+}
+
+/**
+ * The body to send for a download, cut (its connection destroyed) when the client has taken
+ * nothing for `stallMs` (HTTP_IDLE_TIMEOUT_MS). The file is read only as the socket takes
+ * it, so a chunk read is the client's progress. Node's own idle timer would cut such a
+ * connection too, but only after one to two times the timeout: it waits once more when the
+ * socket's queue shrank since the last write (docs/self-hosting.md, "Slow clients"). Once the
+ * whole file is read, what remains in the socket's buffers is left to that timer: a slow
+ * client still reading them is making progress.
+ */
+export function cutWhenStalled(body: Readable, res: ServerResponse, stallMs: number): Readable {
+  const timer = setTimeout(() => res.destroy(), stallMs);
+  timer.unref();
+  const stop = () => clearTimeout(timer);
+  const progress = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      timer.refresh();
+      done(null, chunk);
+    },
+    flush(done) {
+      stop();
+      done();
+    },
+  });
+  res.once('close', stop);
+  // Either side's end or failure ends the other: the descriptor is closed however it ends.
+  pipeline(body, progress, () => stop());
+  return progress;
+}

@@ -1,0 +1,288 @@
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/lib/ids.js';
+import { createMember, type TestMember } from '../helpers/fixtures.js';
+import { useTestService } from '../helpers/harness.js';
+import { form } from '../helpers/multipart.js';
+
+/**
+ * Downloads through the app listening on a loopback port (inject() has no slow clients):
+ * streamed with the headers they always had, bounded in memory however many clients stop
+ * reading, cut when stalled, and at most STORAGE_MAX_DOWNLOADS at once (docs/objects.md,
+ * "Files"; docs/self-hosting.md, "Slow clients").
+ */
+
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
+/** Larger than what the kernel's socket buffers take on loopback (4 MB send buffer here). */
+const FILE_BYTES = 8 * 1024 * 1024;
+const STALLED = 40;
+const MAX_DOWNLOADS = 48;
+const IDLE_MS = 4000;
+/**
+ * For the sockets to fill before the stall begins, on a machine busy with other test files;
+ * below IDLE_MS, so a cut only after twice the timeout (Node's own idle timer) fails.
+ */
+const MARGIN_MS = 3000;
+
+let dir: string;
+let port: number;
+let m: TestMember;
+const big = Buffer.concat([PNG, randomBytes(FILE_BYTES - PNG.length)]);
+let publicId: string;
+let privateId: string;
+let smallId: string;
+
+const svc = useTestService(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'ons-downloads-'));
+  return {
+    env: {
+      STORAGE_DIR: dir,
+      UPLOAD_LIMIT_BYTES: String(FILE_BYTES + 1024 * 1024),
+      HTTP_IDLE_TIMEOUT_MS: String(IDLE_MS),
+      STORAGE_MAX_DOWNLOADS: String(MAX_DOWNLOADS),
+    },
+  };
+});
+
+async function upload(name: string, bytes: Buffer, isPublic: boolean): Promise<string> {
+  const f = form([
+    { name: 'file', filename: name, data: bytes },
+    { name: 'is_public', data: String(isPublic) },
+  ]);
+  const res = await svc.app.inject({
+    method: 'POST',
+    url: '/storage/upload',
+    headers: { ...m.headers, 'content-type': f.type },
+    payload: f.payload,
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().id;
+}
+
+beforeAll(async () => {
+  await svc.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (svc.app.server.address() as net.AddressInfo).port;
+  m = await createMember(svc);
+  publicId = await upload('big one (1).png', big, true);
+  privateId = await upload('private.png', Buffer.concat([big.subarray(0, 1024), PNG]), false);
+  smallId = await upload('small.png', PNG, true);
+}, 60_000);
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const url = (id: string) => `http://127.0.0.1:${port}/storage/files/${id}`;
+
+interface Stalled {
+  sentAt: number;
+  /** When the server closed its end of this connection. */
+  serverClosedAt: Promise<number>;
+  /** Reads on from here, and resolves with every byte received once the server ends it. */
+  drain: () => Promise<Buffer>;
+  socket: net.Socket;
+}
+
+/** The server's sockets, by the client's port: to see when the server closes one. */
+const serverSockets = new Map<number, net.Socket>();
+beforeAll(() => {
+  svc.app.server.on('connection', (s: net.Socket) => {
+    const remote = s.remotePort!;
+    serverSockets.set(remote, s);
+    s.once('close', () => {
+      if (serverSockets.get(remote) === s) serverSockets.delete(remote);
+    });
+  });
+});
+
+/**
+ * A client that asks for a file, takes the first chunk of the answer (so the answer has
+ * begun), then reads nothing more: the server's writes fill the socket's buffers and stall.
+ */
+async function stalledDownload(id: string): Promise<Stalled> {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', (err) => errors.push(err));
+  await once(socket, 'connect');
+  const server = await waitFor(() => serverSockets.get(socket.localPort!));
+  // Not events.once: the server's socket may fail (a client gone mid-write) before it closes.
+  const serverClosedAt = new Promise<number>((resolve) =>
+    server.once('close', () => resolve(Date.now())),
+  );
+  const sentAt = Date.now();
+  socket.write(`GET /storage/files/${id} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  await once(socket, 'readable');
+  const first = socket.read() as Buffer;
+  return {
+    sentAt,
+    serverClosedAt,
+    socket,
+    drain: async () => {
+      const chunks = [first];
+      socket.on('data', (d: Buffer) => chunks.push(d));
+      await once(socket, 'close');
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
+async function waitFor<T>(get: () => T | undefined): Promise<T> {
+  for (;;) {
+    const v = get();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const errors: Error[] = [];
+
+/**
+ * A full garbage collection, so memory is what is held, not chunks already sent and not yet
+ * collected (the socket's buffers on loopback take some 4 MB per connection before it stalls).
+ */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/** This process's descriptors open on the big file's blob. */
+async function blobDescriptors(): Promise<number> {
+  const { sha256 } = await import('../../src/lib/hash.js');
+  const hex = sha256(big).toString('hex');
+  const blob = path.join(dir, hex.slice(0, 2), hex.slice(2, 4), hex);
+  let n = 0;
+  for (const fd of await readdir('/proc/self/fd')) {
+    if ((await readlink(`/proc/self/fd/${fd}`).catch(() => '')) === blob) n++;
+  }
+  return n;
+}
+
+describe('GET /storage/files/{id} over a real connection', () => {
+  it('sends the stored bytes whole, with the headers downloads always had', async () => {
+    const res = await fetch(url(publicId));
+    expect(res.status).toBe(200);
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.equals(big)).toBe(true);
+    const headers = Object.fromEntries(res.headers);
+    expect(headers).toMatchObject({
+      'content-type': 'image/png',
+      'content-length': String(FILE_BYTES),
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; sandbox",
+      'content-disposition': `inline; filename="big one (1).png"; filename*=UTF-8''big%20one%20%281%29.png`,
+      'cache-control': 'public, max-age=31536000, immutable',
+    });
+    expect(headers['transfer-encoding']).toBeUndefined();
+
+    const own = await fetch(url(privateId), { headers: m.headers });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('cache-control')).toBe('private, no-store');
+    expect(own.headers.get('content-length')).toBe(String(1024 + PNG.length));
+    expect(
+      Buffer.from(await own.arrayBuffer()).equals(Buffer.concat([big.subarray(0, 1024), PNG])),
+    ).toBe(true);
+    const anon = await fetch(url(privateId));
+    expect(anon.status).toBe(404);
+    expect((await anon.json()).code).toBe(5);
+
+    // HEAD: the headers and length of the file, no body.
+    const head = await fetch(url(publicId), { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(FILE_BYTES));
+    expect(head.headers.get('content-type')).toBe('image/png');
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+  });
+
+  it('answers 404 code 5, before sending anything, for a file whose bytes are gone', async () => {
+    const bytes = Buffer.concat([PNG, randomBytes(64)]);
+    const id = await upload('gone.png', bytes, true);
+    const { sha256 } = await import('../../src/lib/hash.js');
+    const hex = sha256(bytes).toString('hex');
+    await rm(path.join(dir, hex.slice(0, 2), hex.slice(2, 4), hex));
+    const res = await fetch(url(id));
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ code: 5, message: 'file not found' });
+  });
+
+  it(`keeps memory far below the file's size times the clients when ${STALLED} stop reading, and cuts them after the idle timeout`, async () => {
+    await (await fetch(url(publicId))).arrayBuffer(); // every path warmed
+    collectGarbage();
+    const before = process.memoryUsage();
+    const clients = await Promise.all(
+      Array.from({ length: STALLED }, () => stalledDownload(publicId)),
+    );
+    // The server has written what the sockets take and is stalled.
+    await new Promise((r) => setTimeout(r, 500));
+    collectGarbage();
+    const during = process.memoryUsage();
+    // Each download holds its file open meanwhile (the file is streamed from it).
+    expect(await blobDescriptors()).toBe(STALLED);
+    const held = STALLED * FILE_BYTES; // 320 MiB: what whole files in memory would take
+    const grown = {
+      rss: during.rss - before.rss,
+      external: during.external - before.external,
+      arrayBuffers: during.arrayBuffers - before.arrayBuffers,
+    };
+    // A chunk or two per client (64 KiB reads), not the file: under 1/16 of whole files.
+    expect(grown.external, JSON.stringify(grown)).toBeLessThan(held / 16);
+    expect(grown.arrayBuffers, JSON.stringify(grown)).toBeLessThan(held / 16);
+    expect(grown.rss, JSON.stringify(grown)).toBeLessThan(held / 8);
+
+    // Each cut by the server once it has taken nothing for the idle timeout, not before.
+    const closed = await Promise.all(clients.map((c) => c.serverClosedAt));
+    clients.forEach((c, i) => {
+      expect(closed[i]! - c.sentAt).toBeGreaterThanOrEqual(IDLE_MS - 100);
+      expect(closed[i]! - c.sentAt).toBeLessThan(IDLE_MS + MARGIN_MS);
+    });
+    // Reading on, each client gets what was sent before the cut, then the end: not the file.
+    const received = await Promise.all(clients.map((c) => c.drain()));
+    for (const r of received) {
+      expect(r.subarray(0, 15).toString()).toBe('HTTP/1.1 200 OK');
+      expect(r.length).toBeLessThan(FILE_BYTES);
+    }
+    // Their descriptors are closed.
+    expect(await blobDescriptors()).toBe(0);
+    expect(errors).toEqual([]);
+  }, 30_000);
+
+  it(`refuses downloads past ${MAX_DOWNLOADS} at once with 503 code 14 and Retry-After; slots come back`, async () => {
+    const clients = await Promise.all(
+      Array.from({ length: MAX_DOWNLOADS }, () => stalledDownload(publicId)),
+    );
+    const refused = await fetch(url(smallId));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ code: 14 });
+    // Refused before the file is looked up: a missing one is refused alike.
+    expect((await fetch(url(newId('file')))).status).toBe(503);
+
+    // Cut as stalled, they give their slots back.
+    await Promise.all(clients.map((c) => c.serverClosedAt));
+    for (const c of clients) c.socket.destroy();
+    // Downloads that finish give theirs back too, and so do refusals (404): twice the bound,
+    // one after the other.
+    for (let i = 0; i < 2 * MAX_DOWNLOADS; i++) {
+      const ok = await fetch(url(smallId));
+      expect(ok.status).toBe(200);
+      expect(Buffer.from(await ok.arrayBuffer()).equals(PNG)).toBe(true);
+      expect((await fetch(url(newId('file')))).status).toBe(404);
+    }
+    // And clients that go away mid-download.
+    const gone = await Promise.all(
+      Array.from({ length: MAX_DOWNLOADS }, () => stalledDownload(publicId)),
+    );
+    for (const c of gone) c.socket.destroy();
+    await Promise.all(gone.map((c) => c.serverClosedAt));
+    const after = await Promise.all(
+      Array.from({ length: MAX_DOWNLOADS }, () => fetch(url(smallId))),
+    );
+    expect(after.map((r) => r.status)).toEqual(Array(MAX_DOWNLOADS).fill(200));
+    await Promise.all(after.map((r) => r.arrayBuffer()));
+  }, 30_000);
+});
