@@ -12,8 +12,14 @@ describe('config', () => {
     expect(c.pgBinDir).toBeNull();
     expect(c.dataDir).toBe(path.resolve('./data'));
     expect(c.storage.dir).toBe(path.resolve('./data/files'));
+    expect(c.storage.maxDownloads).toBe(64);
     expect(c.bodyLimitBytes).toBe(1024 * 1024);
     expect(c.webauthn.origins).toEqual(['http://localhost:8080']);
+  });
+
+  it('reads STORAGE_MAX_DOWNLOADS, refusing a bound below 1', () => {
+    expect(loadConfig({ STORAGE_MAX_DOWNLOADS: '8' }).storage.maxDownloads).toBe(8);
+    expect(() => loadConfig({ STORAGE_MAX_DOWNLOADS: '0' })).toThrow(/STORAGE_MAX_DOWNLOADS/);
   });
 
   it('refuses passkey origins that cannot use the RP id, naming the variable', () => {

@@ -29,10 +29,10 @@ const STALLED = 40;
 const MAX_DOWNLOADS = 48;
 const IDLE_MS = 4000;
 /**
- * For the sockets to fill before the stall begins, on a machine busy with other test files;
- * below IDLE_MS, so a cut only after twice the timeout (Node's own idle timer) fails.
+ * For a machine busy with other test files; below IDLE_MS, so a cut only after twice the
+ * timeout (Node's own idle timer) fails.
  */
-const MARGIN_MS = 3000;
+const MARGIN_MS = 2000;
 
 let dir: string;
 let port: number;
@@ -85,8 +85,8 @@ const url = (id: string) => `http://127.0.0.1:${port}/storage/files/${id}`;
 
 interface Stalled {
   sentAt: number;
-  /** When the server closed its end of this connection. */
-  serverClosedAt: Promise<number>;
+  /** When the server closed its end of this connection, and how long after its last progress. */
+  serverClosed: Promise<{ at: number; stalledFor: number }>;
   /** Reads on from here, and resolves with every byte received once the server ends it. */
   drain: () => Promise<Buffer>;
   socket: net.Socket;
@@ -113,9 +113,20 @@ async function stalledDownload(id: string): Promise<Stalled> {
   socket.on('error', (err) => errors.push(err));
   await once(socket, 'connect');
   const server = await waitFor(() => serverSockets.get(socket.localPort!));
+  // When the server last got a write of this answer through to the kernel, polled: the cut is
+  // counted from there, not from the request, which a busy machine may take long to start.
+  let lastProgress = Date.now();
+  let through = -1;
+  const poll = setInterval(() => {
+    const now = server.bytesWritten - server.writableLength;
+    if (now !== through) [through, lastProgress] = [now, Date.now()];
+  }, 20);
   // Not events.once: the server's socket may fail (a client gone mid-write) before it closes.
-  const serverClosedAt = new Promise<number>((resolve) =>
-    server.once('close', () => resolve(Date.now())),
+  const serverClosed = new Promise<{ at: number; stalledFor: number }>((resolve) =>
+    server.once('close', () => {
+      clearInterval(poll);
+      resolve({ at: Date.now(), stalledFor: Date.now() - lastProgress });
+    }),
   );
   const sentAt = Date.now();
   socket.write(`GET /storage/files/${id} HTTP/1.1\r\nHost: x\r\n\r\n`);
@@ -123,7 +134,7 @@ async function stalledDownload(id: string): Promise<Stalled> {
   const first = socket.read() as Buffer;
   return {
     sentAt,
-    serverClosedAt,
+    serverClosed,
     socket,
     drain: async () => {
       const chunks = [first];
@@ -189,7 +200,7 @@ describe('GET /storage/files/{id} over a real connection', () => {
     ).toBe(true);
     const anon = await fetch(url(privateId));
     expect(anon.status).toBe(404);
-    expect((await anon.json()).code).toBe(5);
+    expect(await anon.json()).toMatchObject({ code: 5 });
 
     // HEAD: the headers and length of the file, no body.
     const head = await fetch(url(publicId), { method: 'HEAD' });
@@ -221,8 +232,6 @@ describe('GET /storage/files/{id} over a real connection', () => {
     await new Promise((r) => setTimeout(r, 500));
     collectGarbage();
     const during = process.memoryUsage();
-    // Each download holds its file open meanwhile (the file is streamed from it).
-    expect(await blobDescriptors()).toBe(STALLED);
     const held = STALLED * FILE_BYTES; // 320 MiB: what whole files in memory would take
     const grown = {
       rss: during.rss - before.rss,
@@ -230,16 +239,19 @@ describe('GET /storage/files/{id} over a real connection', () => {
       arrayBuffers: during.arrayBuffers - before.arrayBuffers,
     };
     // A chunk or two per client (64 KiB reads), not the file: under 1/16 of whole files.
-    expect(grown.external, JSON.stringify(grown)).toBeLessThan(held / 16);
-    expect(grown.arrayBuffers, JSON.stringify(grown)).toBeLessThan(held / 16);
-    expect(grown.rss, JSON.stringify(grown)).toBeLessThan(held / 8);
+    expect.soft(grown.external, JSON.stringify(grown)).toBeLessThan(held / 16);
+    expect.soft(grown.arrayBuffers, JSON.stringify(grown)).toBeLessThan(held / 16);
+    expect.soft(grown.rss, JSON.stringify(grown)).toBeLessThan(held / 8);
+    // Each download holds its file open meanwhile (the file is streamed from it).
+    expect.soft(await blobDescriptors()).toBe(STALLED);
 
     // Each cut by the server once it has taken nothing for the idle timeout, not before.
-    const closed = await Promise.all(clients.map((c) => c.serverClosedAt));
-    clients.forEach((c, i) => {
-      expect(closed[i]! - c.sentAt).toBeGreaterThanOrEqual(IDLE_MS - 100);
-      expect(closed[i]! - c.sentAt).toBeLessThan(IDLE_MS + MARGIN_MS);
-    });
+    const closed = await Promise.all(clients.map((c) => c.serverClosed));
+    const waited = clients.map((c, i) => closed[i]!.at - c.sentAt);
+    expect.soft(Math.min(...waited)).toBeGreaterThanOrEqual(IDLE_MS - 100);
+    const stalled = closed.map((c) => c.stalledFor);
+    expect.soft(Math.min(...stalled)).toBeGreaterThanOrEqual(IDLE_MS - 200);
+    expect.soft(Math.max(...stalled)).toBeLessThan(IDLE_MS + MARGIN_MS);
     // Reading on, each client gets what was sent before the cut, then the end: not the file.
     const received = await Promise.all(clients.map((c) => c.drain()));
     for (const r of received) {
@@ -263,7 +275,7 @@ describe('GET /storage/files/{id} over a real connection', () => {
     expect((await fetch(url(newId('file')))).status).toBe(503);
 
     // Cut as stalled, they give their slots back.
-    await Promise.all(clients.map((c) => c.serverClosedAt));
+    await Promise.all(clients.map((c) => c.serverClosed));
     for (const c of clients) c.socket.destroy();
     // Downloads that finish give theirs back too, and so do refusals (404): twice the bound,
     // one after the other.
@@ -278,7 +290,7 @@ describe('GET /storage/files/{id} over a real connection', () => {
       Array.from({ length: MAX_DOWNLOADS }, () => stalledDownload(publicId)),
     );
     for (const c of gone) c.socket.destroy();
-    await Promise.all(gone.map((c) => c.serverClosedAt));
+    await Promise.all(gone.map((c) => c.serverClosed));
     const after = await Promise.all(
       Array.from({ length: MAX_DOWNLOADS }, () => fetch(url(smallId))),
     );
