@@ -238,10 +238,12 @@ describe('GET /storage/files/{id} over a real connection', () => {
       external: during.external - before.external,
       arrayBuffers: during.arrayBuffers - before.arrayBuffers,
     };
-    // A chunk or two per client (64 KiB reads), not the file: under 1/16 of whole files.
-    expect.soft(grown.external, JSON.stringify(grown)).toBeLessThan(held / 16);
-    expect.soft(grown.arrayBuffers, JSON.stringify(grown)).toBeLessThan(held / 16);
-    expect.soft(grown.rss, JSON.stringify(grown)).toBeLessThan(held / 8);
+    // A few chunks per client (64 KiB reads, on each side of the connection: the clients run
+    // here too), about 1 MiB at most, not the 8 MiB file: under 1/6 of whole files (those
+    // take all of it, about 300 MiB), and the process under 1/4.
+    expect.soft(grown.arrayBuffers, JSON.stringify(grown)).toBeLessThan(held / 6);
+    expect.soft(grown.external, JSON.stringify(grown)).toBeLessThan(held / 6);
+    expect.soft(grown.rss, JSON.stringify(grown)).toBeLessThan(held / 4);
     // Each download holds its file open meanwhile (the file is streamed from it).
     expect.soft(await blobDescriptors()).toBe(STALLED);
 
