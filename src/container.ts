@@ -6,7 +6,7 @@ import { preparedRows } from './db/prepared.js';
 import type { CredentialVerifiers } from './http/auth.js';
 import { MicroCache } from './http/micro-cache.js';
 import type { Clock } from './lib/clock.js';
-import type { Worker } from './lib/worker.js';
+import { startedWhen, type Worker } from './lib/worker.js';
 import { createIdentity, type Identity } from './modules/auth/identity.js';
 import { SessionService } from './modules/auth/session-service.js';
 import { AuthSweeper } from './modules/auth/sweeper.js';
@@ -14,9 +14,7 @@ import { TokenService } from './modules/auth/token-service.js';
 import { Accounts, AddressNotices, WalletService } from './modules/wallets/index.js';
 import { createSender, type MessageSender } from './modules/notify/sender.js';
 import { RateLimiter } from './http/rate-limit/limiter.js';
-import { MemoryStore } from './http/rate-limit/memory-store.js';
-import { RedisStore } from './http/rate-limit/redis-store.js';
-import { FallbackStore } from './http/rate-limit/fallback-store.js';
+import { createRateLimitStore } from './http/rate-limit/create-store.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import { BalanceService } from './modules/balance/service.js';
 import { DepositService } from './modules/deposits/service.js';
@@ -120,21 +118,6 @@ export interface Container extends BaseDeps {
    * (src/revocations.ts): closed with the workers.
    */
   revocations: ListenerState;
-}
-
-/**
- * Redis when REDIS_URL is set, with this process's memory standing in while Redis is away;
- * waits briefly for the first connection so the first requests do not count as an outage.
- */
-async function createRateLimitStore(
-  redisUrl: string | null,
-  logger: Logger,
-): Promise<{ store: RateLimitStore; redisReady: (() => boolean) | null }> {
-  if (!redisUrl) return { store: new MemoryStore(), redisReady: null };
-  const redis = new RedisStore(redisUrl);
-  await redis.connected(2_000);
-  const store = new FallbackStore(redis, new MemoryStore(), logger);
-  return { store, redisReady: () => store.sharedReady };
 }
 
 export async function createContainer(deps: BaseDeps): Promise<Container> {
@@ -259,6 +242,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   const idempotency = new IdempotencyService(db, clock);
   const sweeper = new IdempotencySweeper(db, clock, deps.logger);
   const authSweeper = new AuthSweeper(db, clock, config.sessions, deps.logger);
+  const loops = () => config.role !== 'api';
   const workers: Worker[] = [
     {
       name: 'ebus-committer',
@@ -269,28 +253,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
       },
     },
     apiKeyLastUsed,
-    {
-      name: sweeper.name,
-      // Where the background loops run (the `all` role here; worker-service.ts for `worker`).
-      start: () => {
-        if (config.role !== 'api') sweeper.start();
-      },
-      stop: () => sweeper.stop(),
-    },
-    {
-      name: authSweeper.name,
-      start: () => {
-        if (config.role !== 'api') authSweeper.start();
-      },
-      stop: () => authSweeper.stop(),
-    },
-    {
-      name: webhooks.retention.name,
-      start: () => {
-        if (config.role !== 'api') webhooks.retention.start();
-      },
-      stop: () => webhooks.retention.stop(),
-    },
+    // Where the background loops run (the `all` role here; worker-service.ts for `worker`).
+    startedWhen(loops, sweeper),
+    startedWhen(loops, authSweeper),
+    startedWhen(loops, webhooks.retention),
     {
       name: webhookWorker.name,
       start: () => {

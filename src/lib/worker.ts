@@ -30,3 +30,14 @@ export class Pause {
     this.waking?.();
   }
 }
+
+/** `worker`, started only when `run()` says so at start (a role or a setting decides). */
+export function startedWhen(run: () => boolean, worker: Worker): Worker {
+  return {
+    name: worker.name,
+    start: () => {
+      if (run()) worker.start();
+    },
+    stop: () => worker.stop(),
+  };
+}
