@@ -4,7 +4,7 @@ import type { ActionSpec, ExecuteAnswer } from '@ons/sdk';
 import { formatTokens } from '../lib/format.js';
 import { useAction, useLoad } from '../lib/hooks.js';
 import { ons } from '../lib/session.js';
-import { injectedWallet } from '../lib/sign-in.js';
+import { injectedWallet } from '../lib/eip1193.js';
 import { passkeySigner, walletSigner } from '../lib/signers.js';
 import { ErrorMessage } from './error-message.js';
 import { Progress } from './progress.js';

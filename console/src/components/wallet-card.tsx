@@ -1,5 +1,5 @@
 import type { Action } from '../lib/hooks.js';
-import type { Eip1193Provider } from '../lib/sign-in.js';
+import type { Eip1193Provider } from '../lib/eip1193.js';
 import { ErrorMessage } from './error-message.js';
 import { Progress } from './progress.js';
 

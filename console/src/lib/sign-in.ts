@@ -1,7 +1,7 @@
 import { isOnsError, type Session } from '@ons/sdk';
 import { startAuthentication, startRegistration } from '@simplewebauthn/browser';
 import { adoptTokens, ons } from './session.js';
-import { utf8Hex } from './signers.js';
+import { utf8Hex, type Eip1193Provider } from './eip1193.js';
 
 /** The four sign-in routes of docs/auth.md, as the console calls them (all through the SDK). */
 
@@ -95,20 +95,6 @@ function forgetPasskey(rpId: string | undefined, credentialId: string): void {
   signal
     .call(window.PublicKeyCredential, { rpId: rpId ?? window.location.hostname, credentialId })
     .catch(() => undefined);
-}
-
-/** An injected EIP-1193 provider (a browser wallet extension), when the page has one. */
-export interface Eip1193Provider {
-  request(args: { method: string; params?: unknown[] }): Promise<unknown>;
-}
-
-export function injectedWallet(): Eip1193Provider | null {
-  const eth = (window as { ethereum?: unknown }).ethereum;
-  return typeof eth === 'object' &&
-    eth !== null &&
-    typeof (eth as Eip1193Provider).request === 'function'
-    ? (eth as Eip1193Provider)
-    : null;
 }
 
 /** Sign-In with Ethereum: the wallet signs the service's EIP-4361 message; creates or returns. */

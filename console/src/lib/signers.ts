@@ -1,6 +1,6 @@
 import { browserPasskey, type ActionSigner, type StartAuthentication } from '@ons/sdk';
 import { startAuthentication } from '@simplewebauthn/browser';
-import type { Eip1193Provider } from './sign-in.js';
+import { utf8Hex, type Eip1193Provider } from './eip1193.js';
 
 /**
  * The signed-in person's passkey as the SDK's action signer: the SDK builds the action text
@@ -9,11 +9,6 @@ import type { Eip1193Provider } from './sign-in.js';
 export const passkeySigner: ActionSigner = browserPasskey({
   startAuthentication: startAuthentication as unknown as StartAuthentication,
 });
-
-/** Text as the 0x hex of its UTF-8 bytes (what `personal_sign` takes). */
-export function utf8Hex(text: string): string {
-  return `0x${Array.from(new TextEncoder().encode(text), (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
 
 /**
  * An injected EIP-1193 provider's account as the SDK's EOA signer (`personal_sign` of the

@@ -5,13 +5,9 @@ import { Field } from '../components/field.js';
 import { FormCard } from '../components/form-card.js';
 import { Progress } from '../components/progress.js';
 import { WalletCard } from '../components/wallet-card.js';
+import { injectedWallet } from '../lib/eip1193.js';
 import { useAction } from '../lib/hooks.js';
-import {
-  injectedWallet,
-  signInWithPasskey,
-  signInWithPassword,
-  signInWithWallet,
-} from '../lib/sign-in.js';
+import { signInWithPasskey, signInWithPassword, signInWithWallet } from '../lib/sign-in.js';
 import { paths } from '../paths.js';
 
 /** Sign in with a passkey, a crypto wallet, or an email and password. */

@@ -4,9 +4,9 @@ import { ErrorMessage } from '../components/error-message.js';
 import { Field } from '../components/field.js';
 import { FormCard, Notice } from '../components/form-card.js';
 import { WalletCard } from '../components/wallet-card.js';
+import { injectedWallet } from '../lib/eip1193.js';
 import { useAction } from '../lib/hooks.js';
 import {
-  injectedWallet,
   openOrganization,
   organizationIdOf,
   signInWithWallet,
