@@ -103,7 +103,7 @@ export interface Container extends BaseDeps {
   balance: BalanceService;
   deposits: DepositService;
   support: SupportService;
-  /** Idempotency keys of creating POSTs (src/http/idempotency/hook.ts). */
+  /** Idempotency keys of creating POSTs (src/modules/idempotency/routes.ts). */
   idempotency: IdempotencyService;
   webhooks: Webhooks;
   /** The delivery loop; started with the other workers when WEBHOOK_DELIVERY is on. */

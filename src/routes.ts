@@ -22,7 +22,7 @@ import { registerWebhookRoutes } from './modules/webhooks/routes.js';
 import { registerBatchRoutes } from './modules/batches/routes.js';
 import { registerPolicyRoutes } from './modules/policies/routes.js';
 import { registerLogRoutes } from './modules/log/routes.js';
-import { registerIdempotency } from './http/idempotency/hook.js';
+import { registerIdempotency } from './modules/idempotency/routes.js';
 
 /** Every feature's routes, registered on the shared app. */
 export function registerRoutes(app: App, c: Container) {

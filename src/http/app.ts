@@ -61,7 +61,7 @@ export interface RouteEntry {
   permission: RoutePermission | null;
   /** Present on the routes that give power (src/lib/grants.ts, GRANT_SITES). */
   grants?: GrantSite;
-  /** Present on the routes that take an `Idempotency-Key` (src/http/idempotency/). */
+  /** Present on the routes that take an `Idempotency-Key` (src/modules/idempotency/routes.ts). */
   idempotent?: true;
   /** Present on the routes whose answers carry tokens: never cached (docs/api.md, "Caching"). */
   noStore?: true;

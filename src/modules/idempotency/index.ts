@@ -9,3 +9,4 @@ export {
   type StoredAnswer,
 } from './service.js';
 export { IdempotencySweeper } from './sweeper.js';
+export { beginAfterBody } from './routes.js';

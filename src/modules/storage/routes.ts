@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
-import { beginAfterBody } from '../../http/idempotency/hook.js';
+import { beginAfterBody } from '../idempotency/index.js';
 import { invalid } from '../../lib/errors.js';
 import { contentDisposition } from './content-disposition.js';
 import { cutWhenStalled, DownloadSlots } from './downloads.js';

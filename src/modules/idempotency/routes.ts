@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { REPLAYED_HEADER } from '../../http/idempotency/replayed.js';
+import type { App } from '../../http/types.js';
 import { canonicalJson } from '../../lib/canonical-json.js';
 import { Code } from '../../lib/errors.js';
 import type { AuthContext } from '../../lib/permissions.js';
@@ -10,9 +12,7 @@ import {
   type IdempotencyService,
   type KeyId,
   type StoredAnswer,
-} from '../../modules/idempotency/index.js';
-import type { App } from '../types.js';
-import { REPLAYED_HEADER } from './replayed.js';
+} from './service.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
