@@ -1,12 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { describe, expect, it } from 'vitest';
-import { permissionsOfRole } from '../../src/lib/permissions.js';
-import { createApiKey } from '../helpers/api-keys.js';
+import { describe, expect } from 'vitest';
 import { createTemplate } from '../helpers/ebus.js';
-import { createMember, type TestMember } from '../helpers/fixtures.js';
+import { createMember } from '../helpers/fixtures.js';
 import { useTestService, type Headers } from '../helpers/harness.js';
 import { uniqueEmail } from '../helpers/identity.js';
+import { recentSignInCases, type Change } from '../helpers/recent-sign-in.js';
 
 /**
  * Changes that let someone in, or send the organization's events (or a key that signs them)
@@ -18,27 +17,8 @@ import { uniqueEmail } from '../helpers/identity.js';
  */
 const svc = useTestService();
 const { post, put, patch } = svc;
-const MIN = 60_000;
 const URL_A = 'https://93.184.215.14/hooks';
 const URL_B = 'https://93.184.215.15/elsewhere';
-
-type Caller = 'fresh session' | 'session signed in 11 minutes ago' | 'API key';
-const CALLERS: Caller[] = ['fresh session', 'session signed in 11 minutes ago', 'API key'];
-
-interface Prepared {
-  /** Makes the change as the caller whose headers are given. */
-  send: (headers: Headers) => Promise<LightMyRequestResponse>;
-  /** What the change would change, read from the database. */
-  state: () => Promise<unknown>;
-}
-
-interface Change {
-  name: string;
-  /** Needs a recent sign-in of a session (false: open to any live session). */
-  guarded: boolean;
-  /** Sets up what the change needs, as the owner signed in just now. */
-  prepare: (owner: TestMember) => Promise<Prepared>;
-}
 
 const rows = async <T extends Record<string, unknown>>(q: ReturnType<typeof sql>) =>
   (await svc.container.db.execute<T>(q)).rows;
@@ -182,32 +162,5 @@ const CHANGES: Change[] = [
 ];
 
 describe('changes that outlive the token need a recent sign-in of a session', () => {
-  for (const change of CHANGES) {
-    for (const caller of CALLERS) {
-      const allowed = caller !== 'session signed in 11 minutes ago' || !change.guarded;
-      it(`${change.name}, ${caller}: ${allowed ? 'allowed' : '403 code 7'}`, async () => {
-        const owner = await createMember(svc, { role: 'owner' });
-        const prepared = await change.prepare(owner);
-        const key =
-          caller === 'API key'
-            ? await createApiKey(svc, owner, [...permissionsOfRole('admin')])
-            : null;
-        if (caller !== 'fresh session') svc.clock.advance(11 * MIN);
-        const before = await prepared.state();
-        const res = await prepared.send(key ? key.headers : owner.headers);
-        if (allowed) {
-          expect(res.statusCode, res.body).toBe(200);
-          expect(await prepared.state()).not.toEqual(before);
-          return;
-        }
-        expect([res.statusCode, res.json<{ code: number }>().code], res.body).toEqual([403, 7]);
-        expect(res.json<{ message: string; details: unknown }>()).toMatchObject({
-          message: expect.stringMatching(/^sign in again to /),
-          details: { reauthenticate: true, max_age_seconds: 600 },
-        });
-        // Refused before anything was written.
-        expect(await prepared.state()).toEqual(before);
-      });
-    }
-  }
+  recentSignInCases(svc, CHANGES);
 });
