@@ -237,7 +237,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     policies: policyStates,
     log: log.network(),
   });
-  const policies = new PolicyService(db, clock, policyStates);
+  const policies = new PolicyService(db, clock, policyStates, identity.sessions);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier, identity.sessions);
   const idempotency = new IdempotencyService(db, clock);
   const sweeper = new IdempotencySweeper(db, clock, deps.logger);

@@ -16,6 +16,7 @@ import {
   windowUse,
   type TargetType,
 } from './gate.js';
+import { looserLimits } from './looser.js';
 import {
   countPolicies,
   deletePolicy,
@@ -37,6 +38,15 @@ import {
 import type { PolicyStates } from './states.js';
 import { newId } from '../../lib/ids.js';
 
+/** What policies ask of sign-in (auth's sessions; src/container.ts wires it). */
+export interface PolicySessions {
+  /**
+   * Refuses (403 code 7) a caller with a session whose sign-in is not recent; an API key
+   * passes (docs/auth.md, "Changing credentials").
+   */
+  requireRecentSignInOrKey(exec: Executor, auth: AuthContext, action: string): Promise<void>;
+}
+
 const TARGET_KIND = { wallet: 'wallet', api_key: 'apiKey', template: 'template' } as const;
 const TARGET_NAME = { wallet: 'wallet', api_key: 'API key', template: 'template' } as const;
 
@@ -49,12 +59,16 @@ const TARGET_NAME = { wallet: 'wallet', api_key: 'API key', template: 'template'
  * binds the owners too, so only an owner (a person) sets it. Nobody changes a policy that
  * binds itself, except an owner. Each change moves the organization's policy version under
  * its row lock, so the event bus never applies an action against a set that has changed.
+ * Lifting a limit (deleting a policy, or replacing its limits with looser ones) needs a
+ * recent sign-in of a session caller: a stolen console token must not be enough to spend
+ * without limit while it lasts (docs/policies.md, "Lifting a limit").
  */
 export class PolicyService {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly states: PolicyStates,
+    private readonly sessions: PolicySessions,
   ) {}
 
   async list(auth: AuthContext): Promise<{ policies: Policy[] }> {
@@ -125,6 +139,16 @@ export class PolicyService {
       await this.bound(tx, auth, orgId, row.target_type, row.target_id, {
         setByOwner: row.set_by_owner,
       });
+      // Compared with the row as locked: a change committed meanwhile (a tightening) is what
+      // these limits are measured against, so sending the older ones again cannot undo it.
+      const looser = looserLimits(row, values);
+      if (looser.length > 0) {
+        await this.sessions.requireRecentSignInOrKey(
+          tx,
+          auth,
+          `loosen a spend policy's ${looser.join(', ')}`,
+        );
+      }
       const byOwner = granterOf(auth).owner;
       await updatePolicy(tx, orgId, id, { ...values, byOwner }, this.clock.now());
     });
@@ -142,6 +166,7 @@ export class PolicyService {
         removing: true,
         setByOwner: row.set_by_owner,
       });
+      await this.sessions.requireRecentSignInOrKey(tx, auth, 'delete a spend policy');
       await deletePolicy(tx, orgId, id);
     });
     this.states.forget(orgId);
