@@ -27,12 +27,14 @@ describeWithChromium('console: spend policies', () => {
   let owner: ConsolePage;
   let page: Page;
   let orgId = '';
+  let ownerEmail = '';
 
   beforeAll(async () => {
     live = await startConsoleService();
     browser = await launchBrowser();
     const made = await ownerWithOrganization(live.origin, 'policies', 'Policies Org');
     orgId = made.orgId;
+    ownerEmail = made.email;
     await made.api.POST('/organizations/switch', { body: { organization_id: orgId } });
     owner = await browser.newPage();
     page = owner.page;
@@ -169,5 +171,45 @@ describeWithChromium('console: spend policies', () => {
     await page.reload();
     await page.getByTestId('actions-left').waitFor();
     expect(await page.getByTestId('low-balance').count()).toBe(0);
+  });
+
+  // Last: it moves the service's clock past the sign-in's 10 minutes (docs/policies.md,
+  // "Lifting a limit").
+  it("asks for a new sign-in to loosen or delete a policy 11 minutes after signing in, in the service's words", async () => {
+    live.svc.clock.advance(11 * 60_000);
+    await page.getByRole('link', { name: 'Spend policies' }).click();
+    const row = page.locator('tbody tr', { hasText: 'no transfers' });
+    await row.waitFor();
+
+    // Transfers allowed again, drops denied instead: looser.
+    await page.getByRole('button', { name: 'Edit no transfers' }).click();
+    await page.getByLabel('Denied actions').fill('drop');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    const alert = page.locator('form .error');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(
+      "sign in again to loosen a spend policy's denied_actions (a sign-in within the last 10 minutes)",
+    );
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    const remove = async () => {
+      await page.getByRole('button', { name: 'Delete no transfers' }).click();
+      await page.getByRole('button', { name: 'Delete the policy' }).click();
+    };
+    await remove();
+    await page
+      .getByText('sign in again to delete a spend policy (a sign-in within the last 10 minutes)')
+      .waitFor();
+    expect(await checkPage(page, 'policy-reauthenticate')).toEqual([]);
+    expect(await row.innerText()).toContain('never transfer');
+
+    // Signed in again, the same button deletes it.
+    await signInWithPassword(page, live.origin, ownerEmail, PASSWORD);
+    await page.getByText('Policies Org').waitFor();
+    await page.getByRole('link', { name: 'Spend policies' }).click();
+    await row.waitFor();
+    await remove();
+    await row.waitFor({ state: 'detached' });
+    expect(owner.problems).toEqual([]);
   });
 });
