@@ -169,6 +169,13 @@ export function renderPermissionsDoc(routes: RouteEntry[]): string {
     'the last 10 minutes (403 code 7 with `details.reauthenticate` otherwise; docs/auth.md,',
     '"Changing credentials"); an API key needs none.',
     '',
+    '### Spend policies',
+    '',
+    'Deleting a policy, and replacing its limits with ones that allow more in any field, need,',
+    'with a bearer token, a session signed in within the last 10 minutes (403 code 7 with',
+    '`details.reauthenticate` otherwise; docs/policies.md, "Lifting a limit"); an API key needs',
+    'none. Creating a policy, tightening one and sending its limits again need no recent sign-in.',
+    '',
   );
   return lines.join('\n');
 }

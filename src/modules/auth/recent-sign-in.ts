@@ -6,9 +6,10 @@ import { sessionSignedInAt } from './repo/sessions.js';
 
 /**
  * How recent a person's sign-in must be to add or remove a credential of its wallet, create an
- * API key, grant a role, turn self sign-up on, or send webhook deliveries to a new place
- * (docs/auth.md, "Changing credentials"). A session's sign-in time is when it was opened, an
- * organization switch keeps it, and refreshing the tokens does not move it.
+ * API key, grant a role, turn self sign-up on, send webhook deliveries to a new place, or lift
+ * a spend policy's limits (docs/auth.md, "Changing credentials"). A session's sign-in time is
+ * when it was opened, an organization switch keeps it, and refreshing the tokens does not move
+ * it.
  */
 export const RECENT_SIGN_IN_MS = 10 * 60_000;
 
@@ -38,11 +39,12 @@ export async function requireRecentSignIn(
 /**
  * The same rule for the changes an API key may make without it: inviting or adding a member,
  * raising a role, turning self sign-up on, creating a webhook, changing its URL or rotating its
- * signing key (docs/auth.md, "Changing credentials"). A caller with a session must have signed
- * in within RECENT_SIGN_IN_MS, exactly as `requireRecentSignIn` asks; an API key passes. A key
- * is itself a long-lived credential that its holder was given on purpose, and servers make
- * these changes with one (creating webhooks above all): what a stolen session's token must not
- * do, a key was made to. A `user` caller without a session is refused, as there.
+ * signing key, deleting a spend policy or loosening its limits (docs/auth.md, "Changing
+ * credentials"). A caller with a session must have signed in within RECENT_SIGN_IN_MS, exactly
+ * as `requireRecentSignIn` asks; an API key passes. A key is itself a long-lived credential
+ * that its holder was given on purpose, and servers make these changes with one (creating
+ * webhooks above all): what a stolen session's token must not do, a key was made to. A `user`
+ * caller without a session is refused, as there.
  */
 export async function requireRecentSignInOrKey(
   exec: Executor,
