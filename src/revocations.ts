@@ -50,8 +50,7 @@ export function createRevocationListener(
 ): ChannelListener {
   return new ChannelListener({
     connectionString,
-    channel: REVOCATION_CHANNEL,
-    onNotice: (payload) => applyNotice(caches, payload),
+    channels: { [REVOCATION_CHANNEL]: (payload) => applyNotice(caches, payload) },
     onGap: () => caches.forgetAll(),
     logger,
   });

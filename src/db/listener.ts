@@ -6,13 +6,15 @@ export const LISTEN_APPLICATION_NAME = 'ons-listen';
 
 export interface ListenerOptions {
   connectionString: string;
-  /** The channel: a plain lower-case SQL identifier (it is written into `LISTEN` as is). */
-  channel: string;
-  /** A notification on the channel (its payload), in the order PostgreSQL delivers them. */
-  onNotice(payload: string): void;
   /**
-   * Notices may have been missed: called when the connection is lost, at every attempt to
-   * listen again, and once listening (again) before any notice counts.
+   * The channels, each a plain lower-case SQL identifier (it is written into `LISTEN` as is),
+   * with what a notification on it does (given its payload). Notifications arrive in the order
+   * PostgreSQL delivers them, every channel's in one sequence.
+   */
+  channels: Readonly<Record<string, (payload: string) => void>>;
+  /**
+   * Notices may have been missed, on every channel: called when the connection is lost, at
+   * every attempt to listen again, and once listening (again) before any notice counts.
    */
   onGap(): void;
   logger: Logger;
@@ -39,9 +41,10 @@ export interface ListenerState {
 }
 
 /**
- * One connection of its own (not a pool's) that LISTENs on one channel and hands each
- * notification to `onNotice`. PostgreSQL delivers a notification only to connections that
- * listened before it was sent, so any time the connection is not listening is a gap: it is
+ * One connection of its own (not a pool's) that LISTENs on every channel given (one
+ * connection however many) and hands each notification to its channel's function.
+ * PostgreSQL delivers a notification only to connections that listened before it was sent,
+ * so any time the connection is not listening is a gap, on every channel at once: it is
  * reported to `onGap` when the connection errs or ends (a restart, a failover,
  * `pg_terminate_backend`), at every attempt to listen again (after `retryMinMs`, doubling up
  * to `retryMaxMs`, with jitter), and once the LISTEN has taken effect, before the first
@@ -50,7 +53,10 @@ export interface ListenerState {
  * per request: the cost is one idle connection and a `SELECT 1` every `heartbeatMs`.
  */
 export class ChannelListener implements ListenerState {
-  private readonly o: Required<Omit<ListenerOptions, 'onNotice' | 'onGap' | 'logger'>>;
+  private readonly o: Required<Omit<ListenerOptions, 'channels' | 'onGap' | 'logger'>>;
+  private readonly handlers: ReadonlyMap<string, (payload: string) => void>;
+  /** `LISTEN a; LISTEN b`: every channel in one round trip. */
+  private readonly listen: string;
   private client: pg.Client | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
@@ -61,10 +67,13 @@ export class ChannelListener implements ListenerState {
   listens = 0;
 
   constructor(private readonly opts: ListenerOptions) {
-    if (!IDENTIFIER.test(opts.channel)) throw new Error(`not a channel name: ${opts.channel}`);
+    const channels = Object.keys(opts.channels);
+    if (channels.length === 0) throw new Error('a listener needs a channel');
+    for (const c of channels) if (!IDENTIFIER.test(c)) throw new Error(`not a channel name: ${c}`);
+    this.handlers = new Map(Object.entries(opts.channels));
+    this.listen = channels.map((c) => `LISTEN ${c}`).join('; ');
     this.o = {
       connectionString: opts.connectionString,
-      channel: opts.channel,
       retryMinMs: opts.retryMinMs ?? DEFAULTS.retryMinMs,
       retryMaxMs: opts.retryMaxMs ?? DEFAULTS.retryMaxMs,
       heartbeatMs: opts.heartbeatMs ?? DEFAULTS.heartbeatMs,
@@ -107,11 +116,12 @@ export class ChannelListener implements ListenerState {
     client.on('error', lose);
     client.on('end', () => lose(new Error('the listening connection ended')));
     client.on('notification', (msg) => {
-      if (!gone && msg.channel === this.o.channel) this.opts.onNotice(msg.payload ?? '');
+      const handle = this.handlers.get(msg.channel);
+      if (!gone && handle) handle(msg.payload ?? '');
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${this.o.channel}`);
+      await client.query(this.listen);
     } catch (err) {
       lose(err);
       return;
@@ -123,7 +133,7 @@ export class ChannelListener implements ListenerState {
     this.listening = true;
     this.listens += 1;
     this.failures = 0;
-    if (this.outageLogged) this.opts.logger.info('revocation notices: listening again');
+    if (this.outageLogged) this.opts.logger.info('change notices: listening again');
     this.outageLogged = false;
     this.heartbeat = setInterval(() => {
       client.query('SELECT 1').catch(lose);
@@ -147,7 +157,7 @@ export class ChannelListener implements ListenerState {
       this.outageLogged = true;
       this.opts.logger.warn(
         { err },
-        'revocation notices: not listening; caches are emptied at each attempt until listening again',
+        'change notices: not listening; caches are emptied at each attempt until listening again',
       );
     }
     const base = Math.min(this.o.retryMaxMs, this.o.retryMinMs * 2 ** this.failures);
