@@ -47,7 +47,8 @@ import { Readiness } from './modules/health/service.js';
 import { IdempotencyService, IdempotencySweeper } from './modules/idempotency/index.js';
 import { SecretSealer } from './lib/sealed-secret.js';
 import { secureStoredSecrets } from './stored-secrets.js';
-import { createRevocationListener, type RevocableCaches } from './revocations.js';
+import type { RevocableCaches } from './revocations.js';
+import { createNoticeListener } from './notices.js';
 import type { ListenerState } from './db/listener.js';
 
 /** Query shapes of the public list run as named statements; the rest unnamed. */
@@ -114,10 +115,10 @@ export interface Container extends BaseDeps {
   /** The batch pipeline's loop; started with the other workers when BATCH_SEALER is on. */
   batchWorker: BatchSealerWorker;
   /**
-   * The revocations other instances announce, heard on a connection of its own
-   * (src/revocations.ts): closed with the workers.
+   * The changes other instances announce (revocations, the public list), heard
+   * on a connection of its own (src/notices.ts): closed with the workers.
    */
-  revocations: ListenerState;
+  notices: ListenerState;
 }
 
 export async function createContainer(deps: BaseDeps): Promise<Container> {
@@ -175,7 +176,8 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     config.reportsDb.waitMs,
   );
   const wallets = new WalletService(db, clock, identity.sessions, accounts.notices, publicDb);
-  // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when a template goes private.
+  // Public list answers, kept PUBLIC_LIST_CACHE_MS; emptied when any process makes a template
+  // private (here at once, elsewhere through src/notices.ts).
   const publicList = new MicroCache(config.publicListCacheMs);
   // A switch is noted for the batches' contents in its transaction (docs/batches.md).
   const templates = new TemplateService(
@@ -351,13 +353,10 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   // Last, once nothing above can fail: listening before the process serves, so no request
   // is answered from a memory that notices do not reach (a failed first attempt is retried
   // in the background, the caches emptied meanwhile).
-  const revocations = createRevocationListener(database.url, caches, deps.logger);
-  await revocations.start();
-  workers.push({
-    name: 'revocation-listener',
-    start: () => undefined,
-    stop: () => revocations.stop(),
-  });
+  const targets = { credentials: caches, publicList };
+  const notices = createNoticeListener(database.url, targets, deps.logger);
+  await notices.start();
+  workers.push({ name: 'notice-listener', start: () => undefined, stop: () => notices.stop() });
 
   return {
     ...deps,
@@ -396,6 +395,6 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     batches,
     log,
     batchWorker,
-    revocations,
+    notices,
   };
 }

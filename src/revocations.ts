@@ -1,6 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Logger } from 'pino';
-import { ChannelListener, type ListenerState } from './db/listener.js';
+import type { ListenerState } from './db/listener.js';
 
 /**
  * The channel revocations are announced on. Migration 0041's triggers send on it from the
@@ -11,7 +10,8 @@ export const REVOCATION_CHANNEL = 'ons_revocations';
 
 /**
  * What this process remembers about credentials, and how to drop it: the same calls the
- * instance that made a change makes at once (src/container.ts wires them).
+ * instance that made a change makes at once (src/container.ts wires them; src/notices.ts
+ * calls them when a notice arrives, or everything while notices may be missed).
  */
 export interface RevocableCaches {
   /** An API key was revoked or changed (the `x-api-key` verifier's entry). */
@@ -37,26 +37,10 @@ export function applyNotice(caches: RevocableCaches, payload: string): void {
 }
 
 /**
- * The revocations of every instance, heard by this one (docs/auth.md, "Revocation on every
- * server"): one listening connection of its own (`ons-listen`), which drops the entries the
- * notices name. While it is not listening (lost, or PostgreSQL away), everything cached is
- * forgotten at each attempt to listen again, at most 4 s apart: nothing is trusted longer than
- * the session cache's 4 s then, and the execute path keeps its cache hits unchanged.
+ * The listener on /metrics: whether it listens, and how many times it started to. The names
+ * say revocations; the same connection carries the other notices (src/notices.ts), so they
+ * tell of those too: a process listens for all of them or for none.
  */
-export function createRevocationListener(
-  connectionString: string,
-  caches: RevocableCaches,
-  logger: Logger,
-): ChannelListener {
-  return new ChannelListener({
-    connectionString,
-    channels: { [REVOCATION_CHANNEL]: (payload) => applyNotice(caches, payload) },
-    onGap: () => caches.forgetAll(),
-    logger,
-  });
-}
-
-/** The listener on /metrics: whether it listens, and how many times it started to. */
 export function registerRevocationMetrics(registry: Registry, listener: ListenerState): void {
   new Gauge({
     name: 'ons_revocation_listener_up',

@@ -63,7 +63,7 @@ export async function createService(
           'db_reports_pool_connections',
           "Connections of the reports pool (members' reads that grow with an organization's data) by state",
         ),
-      (registry) => registerRevocationMetrics(registry, container.revocations),
+      (registry) => registerRevocationMetrics(registry, container.notices),
     ],
     trustProxy: deps.config.trustProxy,
     v2: { sunset: deps.config.v2Sunset, clock: deps.clock },

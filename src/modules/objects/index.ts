@@ -19,4 +19,4 @@ export { GENESIS_HASH, type ImageRecord } from './hashes.js';
 export { objectPage, type ObjectPageFilters } from './service.js';
 export { ObjectIdParams, ObjectList } from './schema.js';
 export { insertObjects, updateObjects } from './group-writes.js';
-export { objectVisibility } from './visibility.js';
+export { objectVisibility, PUBLIC_LIST_CHANNEL } from './visibility.js';

@@ -1,0 +1,48 @@
+import type { Logger } from 'pino';
+import { ChannelListener } from './db/listener.js';
+import type { MicroCache } from './http/micro-cache.js';
+import { PUBLIC_LIST_CHANNEL } from './modules/objects/index.js';
+import { applyNotice, REVOCATION_CHANNEL, type RevocableCaches } from './revocations.js';
+
+/** What an API process keeps in memory that a change committed by another process must empty. */
+export interface NoticeTargets {
+  /** The credential checks (src/revocations.ts). */
+  credentials: RevocableCaches;
+  /** `GET /public/objects`'s answers (`PUBLIC_LIST_CACHE_MS`). */
+  publicList: MicroCache;
+}
+
+/**
+ * The changes every other process announces, heard by this API process on one connection of
+ * its own (`ons-listen`, src/db/listener.ts), one channel per kind of change (docs/auth.md,
+ * "Revocation on every server"; docs/objects.md, "The public list"):
+ *
+ * - `ons_revocations` (migration 0041): the credential checks the notice names;
+ * - `ons_public_list` (migration 0043): a template made private, a public template or object
+ *   deleted: every cached public list answer.
+ *
+ * While it is not listening (lost, or PostgreSQL away) notices may be missed: everything is
+ * forgotten at the loss, at each attempt to listen again (at most 4 s apart) and once listening
+ * again, and the public list's cache is not used at all meanwhile (each request reads the
+ * database, nothing is kept), since a private object must never be answered publicly.
+ */
+export function createNoticeListener(
+  connectionString: string,
+  t: NoticeTargets,
+  logger: Logger,
+): ChannelListener {
+  const listener = new ChannelListener({
+    connectionString,
+    channels: {
+      [REVOCATION_CHANNEL]: (payload) => applyNotice(t.credentials, payload),
+      [PUBLIC_LIST_CHANNEL]: () => t.publicList.clear(),
+    },
+    onGap: () => {
+      t.credentials.forgetAll();
+      t.publicList.clear();
+    },
+    logger,
+  });
+  t.publicList.trustOnlyWhile(() => listener.listening);
+  return listener;
+}
