@@ -115,7 +115,7 @@ export interface Container extends BaseDeps {
   /** The batch pipeline's loop; started with the other workers when BATCH_SEALER is on. */
   batchWorker: BatchSealerWorker;
   /**
-   * The changes other instances announce (revocations, the public list), heard
+   * The changes other instances announce (revocations, the public list, webhook keys), heard
    * on a connection of its own (src/notices.ts): closed with the workers.
    */
   notices: ListenerState;
@@ -353,7 +353,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   // Last, once nothing above can fail: listening before the process serves, so no request
   // is answered from a memory that notices do not reach (a failed first attempt is retried
   // in the background, the caches emptied meanwhile).
-  const targets = { credentials: caches, publicList };
+  const targets = { credentials: caches, publicList, webhookKeys: webhooks.secrets };
   const notices = createNoticeListener(database.url, targets, deps.logger);
   await notices.start();
   workers.push({ name: 'notice-listener', start: () => undefined, stop: () => notices.stop() });

@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MicroCache } from './http/micro-cache.js';
+import { SecretSealer } from './lib/sealed-secret.js';
+import { signingKeyAt } from './modules/webhooks/keys.js';
 import { createNoticeListener } from './notices.js';
 import type { RevocableCaches } from './revocations.js';
 
@@ -27,9 +30,15 @@ describe('while the listener cannot listen', () => {
       forgetAll: () => told.push('all'),
     };
     const publicList = new MicroCache(60_000);
+    const webhookKeys = new SecretSealer({ key: randomBytes(32), previous: [] });
+    const place = signingKeyAt('whk_01J0ABCDEFGHJKMNPQRSTVWXYZ');
+    const hex = webhookKeys.sealBytes(randomBytes(32), place).toString('hex');
+    const opened = webhookKeys.openKeyHex(hex, place);
+    expect(webhookKeys.openKeyHex(hex, place)).toBe(opened);
+
     const listener = createNoticeListener(
       UNREACHABLE,
-      { credentials, publicList },
+      { credentials, publicList, webhookKeys },
       pino({ level: 'silent' }),
     );
     await listener.start();
@@ -39,6 +48,8 @@ describe('while the listener cannot listen', () => {
     expect(await list(publicList, computed)).toBe('answer 1');
     expect(await list(publicList, computed)).toBe('answer 2');
     expect(publicList.size).toBe(0);
+    // The opened webhook key is forgotten (opened again, it is another buffer).
+    expect(webhookKeys.openKeyHex(hex, place)).not.toBe(opened);
 
     await new Promise((r) => setTimeout(r, 1_500));
     // The loss, then each attempt (after ~0.1, 0.2, 0.4, 0.8 s with jitter) forgets again.

@@ -18,6 +18,7 @@ import { LowBalanceNotifier } from './modules/balance/low-balance.js';
 import { createSender } from './modules/notify/sender.js';
 import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
 import { createWebhooks } from './modules/webhooks/wiring.js';
+import { createWorkerNoticeListener } from './notices.js';
 import { secureStoredSecrets } from './stored-secrets.js';
 import { BatchSealerWorker } from './workers/batch-sealer.js';
 import { WebhookDeliveryWorker } from './workers/webhook-delivery.js';
@@ -57,6 +58,12 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
     },
   });
   const delivery = new WebhookDeliveryWorker(webhooks.runner, logger);
+  // The delivery loop remembers the webhook keys it opens, which only SECRETS_KEY makes it
+  // do: then it hears which ones another process rotated or deleted (src/notices.ts).
+  const notices =
+    config.webhooks.deliveryInProcess && webhooks.secrets.sealing
+      ? createWorkerNoticeListener(database.url, webhooks.secrets, logger)
+      : null;
   const batches = await createBatches({
     db: database.db,
     clock,
@@ -100,6 +107,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
   ]);
   registerHealthRoutes(app, readiness);
 
+  await notices?.start();
   let started = false;
   return {
     app,
@@ -131,6 +139,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
         authSweeper.stop(),
         webhooks.retention.stop(),
         lowBalance.stop(),
+        notices?.stop(),
       ]);
       await log.settled();
       await batches.close();

@@ -186,14 +186,22 @@ export class SecretSealer {
   }
 
   /**
-   * Forgets the values opened for these places (a webhook's keys once rotated or deleted), so
-   * that keys no longer stored do not stay in memory until the cap pushes them out. Runs over
-   * the memory once: for rare changes, not for each use.
+   * Forgets the values opened for these places (a webhook's keys once rotated or deleted, in
+   * this process or, through its notice, in another), so that keys no longer stored do not
+   * stay in memory until the cap pushes them out. Runs over the memory once, however many
+   * places: for rare changes (or many at once), not for each use.
    */
   forget(...places: readonly SecretPlace[]): void {
+    if (places.length === 0) return;
+    const gone = new Set(places.map((p) => `${p.column}\0${p.row}`));
     for (const [hex, v] of this.opened) {
-      if (places.some((p) => p.column === v.column && p.row === v.row)) this.opened.delete(hex);
+      if (gone.has(`${v.column}\0${v.row}`)) this.opened.delete(hex);
     }
+  }
+
+  /** Forgets every value opened (such notices may have been missed): each opens again once. */
+  forgetAll(): void {
+    this.opened.clear();
   }
 
   /** A bytea key as read from its column, through the same memory as {@link openKeyHex}. */

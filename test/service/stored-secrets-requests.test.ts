@@ -90,14 +90,16 @@ describe('a process without SECRETS_KEY, after another sealed the secrets', () =
 });
 
 describe("a webhook's opened keys", () => {
-  it('are forgotten by the process that rotates the key or deletes the webhook', async () => {
+  it('are forgotten by the process that rotates the key or deletes the webhook, and by every other', async () => {
     const svc = await start({ SECRETS_KEY: A });
+    // Another process on the database, which opened the keys too (its deliveries would).
+    const other = await start({ SECRETS_KEY: A }, svc.config.databaseUrl!);
     const { signer, templateId } = await signerWithTemplate(svc);
     const hook = await createWebhook(svc, signer, 'https://127.0.0.1:9/hook', [
       { template_id: templateId },
     ]);
-    const secrets = svc.container.webhooks.secrets;
-    /** Each key column's stored value (hex) and what the process answers for it now. */
+    const processes = [svc, other].map((p) => p.container.webhooks.secrets);
+    /** Each key column's stored value (hex) and what each process answers for it now. */
     const keysNow = async () =>
       (await stored(svc.container.db))
         .filter((v) => v.row === hook.id)
@@ -105,22 +107,42 @@ describe("a webhook's opened keys", () => {
           const at =
             v.column === 'webhooks.signing_key' ? signingKeyAt(hook.id) : previousKeyAt(hook.id);
           const hex = Buffer.from(v.value, 'latin1').toString('hex');
-          return { hex, at, opened: secrets.openKeyHex(hex, at) };
+          return { hex, at, opened: processes.map((s) => s.openKeyHex(hex, at)) };
         });
-    /** Whether each of `keys` is still remembered: the same bytes object answered again. */
+    /** Whether each of `keys` is still remembered by each process: the same bytes answered. */
     const remembered = (keys: Awaited<ReturnType<typeof keysNow>>) =>
-      keys.map((k) => secrets.openKeyHex(k.hex, k.at) === k.opened);
+      processes.map((s, i) => keys.map((k) => s.openKeyHex(k.hex, k.at) === k.opened[i]));
+    /** `remembered(keys)` once it is `expected`, polled for at most a second. */
+    const rememberedSoon = async (keys: Awaited<ReturnType<typeof keysNow>>, expected: unknown) => {
+      const deadline = performance.now() + 1_000;
+      let now = remembered(keys);
+      while (JSON.stringify(now) !== JSON.stringify(expected) && performance.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        now = remembered(keys);
+      }
+      return now;
+    };
 
     const created = await keysNow();
     expect(created).toHaveLength(1);
-    expect(remembered(created)).toEqual([true]);
+    expect(remembered(created)).toEqual([[true], [true]]);
     await call(svc, signer, 'POST', `/webhooks/${hook.id}/rotate-key`);
-    expect(remembered(created)).toEqual([false]);
+    // The rotating process at once; the other when the rotation's notice arrives.
+    expect(remembered(created)[0]).toEqual([false]);
+    expect(await rememberedSoon(created, [[false], [false]])).toEqual([[false], [false]]);
 
     const rotated = await keysNow();
     expect(rotated).toHaveLength(2);
-    expect(remembered(rotated)).toEqual([true, true]);
+    expect(remembered(rotated)).toEqual([
+      [true, true],
+      [true, true],
+    ]);
     await call(svc, signer, 'DELETE', `/webhooks/${hook.id}`);
-    expect(remembered(rotated)).toEqual([false, false]);
+    expect(remembered(rotated)[0]).toEqual([false, false]);
+    const gone = [
+      [false, false],
+      [false, false],
+    ];
+    expect(await rememberedSoon(rotated, gone)).toEqual(gone);
   });
 });

@@ -1,6 +1,7 @@
 import type { SecretTable } from '../../db/sealed-columns.js';
 import { randomBytes } from 'node:crypto';
-import { isSealed, type SecretPlace } from '../../lib/sealed-secret.js';
+import { isId } from '../../lib/ids.js';
+import { isSealed, type SecretPlace, type SecretSealer } from '../../lib/sealed-secret.js';
 import { storedKeys, storeKeys, type KeyColumn } from './repo/webhooks.js';
 
 /**
@@ -23,6 +24,45 @@ export const previousKeyAt = (webhookId: string): SecretPlace => ({
   row: webhookId,
   alsoAs: { column: 'webhooks.signing_key', row: webhookId },
 });
+
+/**
+ * The channel on which a webhook whose stored keys changed is announced: migration 0043's
+ * triggers send the webhook's id from the transaction that rotates its key, seals it, or
+ * deletes the webhook (`all` for an id too long for a notice), so PostgreSQL delivers the
+ * notice when, and only if, that transaction commits.
+ */
+export const WEBHOOK_KEYS_CHANNEL = 'ons_webhook_keys';
+
+/** Places forgotten per pass over the opened keys (`forget` takes them as arguments). */
+const FORGET_CHUNK = 1_000;
+
+/**
+ * What a notice on `WEBHOOK_KEYS_CHANNEL` does in a process (src/notices.ts): it forgets the
+ * keys it opened for that webhook, as the process that made the change does (service.ts,
+ * `forgetKeys`); `all`, or anything that is not a webhook id, forgets every opened key. The
+ * notices of one turn of the event loop are taken together, so a statement that changes many
+ * webhooks (the start's sealing pass) costs a pass over the opened keys per thousand of them,
+ * not one per webhook.
+ */
+export function webhookKeyNotices(secrets: SecretSealer): (payload: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    const ids = pending;
+    pending = [];
+    for (let i = 0; i < ids.length; i += FORGET_CHUNK) {
+      const chunk = ids.slice(i, i + FORGET_CHUNK);
+      secrets.forget(...chunk.flatMap((id) => [signingKeyAt(id), previousKeyAt(id)]));
+    }
+  };
+  return (payload) => {
+    if (!isId('webhook', payload)) {
+      secrets.forgetAll();
+      return;
+    }
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(payload);
+  };
+}
 
 const column = (name: KeyColumn) => ({
   name: `webhooks.${name}`,
