@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
+import { DiskBlobStore } from '../../src/modules/storage/disk-store.js';
 import { createMember, type TestMember } from '../helpers/fixtures.js';
 import { useTestService } from '../helpers/harness.js';
 import { form } from '../helpers/multipart.js';
@@ -15,8 +16,8 @@ import { form } from '../helpers/multipart.js';
 /**
  * Downloads through the app listening on a loopback port (inject() has no slow clients):
  * streamed with the headers they always had, bounded in memory however many clients stop
- * reading, cut when stalled, and at most STORAGE_MAX_DOWNLOADS at once (docs/objects.md,
- * "Files"; docs/self-hosting.md, "Slow clients").
+ * reading, cut when stalled, at most STORAGE_MAX_DOWNLOADS at once, and HEAD without the file
+ * (docs/objects.md, "Files"; docs/self-hosting.md, "Slow clients").
  */
 
 const PNG = Buffer.from(
@@ -81,7 +82,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const url = (id: string) => `http://127.0.0.1:${port}/storage/files/${id}`;
+const url = (id: string, at = port) => `http://127.0.0.1:${at}/storage/files/${id}`;
 
 interface Stalled {
   sentAt: number;
@@ -92,24 +93,29 @@ interface Stalled {
   socket: net.Socket;
 }
 
-/** The server's sockets, by the client's port: to see when the server closes one. */
+/** The servers' sockets, by the client's port: to see when the server closes one. */
 const serverSockets = new Map<number, net.Socket>();
-beforeAll(() => {
-  svc.app.server.on('connection', (s: net.Socket) => {
+function watchSockets(server: net.Server) {
+  server.on('connection', (s: net.Socket) => {
     const remote = s.remotePort!;
     serverSockets.set(remote, s);
     s.once('close', () => {
       if (serverSockets.get(remote) === s) serverSockets.delete(remote);
     });
   });
-});
+}
+beforeAll(() => watchSockets(svc.app.server));
 
 /**
  * A client that asks for a file, takes the first chunk of the answer (so the answer has
  * begun), then reads nothing more: the server's writes fill the socket's buffers and stall.
+ * `from` is the address a trusted proxy says the request comes from (X-Forwarded-For).
  */
-async function stalledDownload(id: string): Promise<Stalled> {
-  const socket = net.connect(port, '127.0.0.1');
+async function stalledDownload(
+  id: string,
+  { at = port, from }: { at?: number; from?: string } = {},
+): Promise<Stalled> {
+  const socket = net.connect(at, '127.0.0.1');
   socket.on('error', (err) => errors.push(err));
   await once(socket, 'connect');
   const server = await waitFor(() => serverSockets.get(socket.localPort!));
@@ -129,7 +135,8 @@ async function stalledDownload(id: string): Promise<Stalled> {
     }),
   );
   const sentAt = Date.now();
-  socket.write(`GET /storage/files/${id} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  const forwarded = from === undefined ? '' : `X-Forwarded-For: ${from}\r\n`;
+  socket.write(`GET /storage/files/${id} HTTP/1.1\r\nHost: x\r\n${forwarded}\r\n`);
   await once(socket, 'readable');
   const first = socket.read() as Buffer;
   return {
@@ -219,6 +226,7 @@ describe('GET /storage/files/{id} over a real connection', () => {
     const res = await fetch(url(id));
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ code: 5, message: 'file not found' });
+    expect((await fetch(url(id), { method: 'HEAD' })).status).toBe(404);
   });
 
   it(`keeps memory far below the file's size times the clients when ${STALLED} stop reading, and cuts them after the idle timeout`, async () => {
@@ -299,4 +307,74 @@ describe('GET /storage/files/{id} over a real connection', () => {
     expect(after.map((r) => r.status)).toEqual(Array(MAX_DOWNLOADS).fill(200));
     await Promise.all(after.map((r) => r.arrayBuffer()));
   }, 30_000);
+});
+
+/**
+ * A second instance on the same database and files, behind a trusted proxy (the loopback
+ * address), so that requests come from the client addresses they say, with 4 downloads at once.
+ */
+const STRICT = { max: 4 };
+
+describe('HEAD', () => {
+  const strict = useTestService(() => ({
+    databaseUrl: svc.config.databaseUrl!,
+    env: {
+      STORAGE_DIR: dir,
+      TRUST_PROXY: '127.0.0.1',
+      STORAGE_MAX_DOWNLOADS: String(STRICT.max),
+    },
+  }));
+  let at: number;
+  beforeAll(async () => {
+    await strict.app.listen({ port: 0, host: '127.0.0.1' });
+    at = (strict.app.server.address() as net.AddressInfo).port;
+    watchSockets(strict.app.server);
+  });
+  const from = (ip: string, headers: Record<string, string> = {}) => ({
+    headers: { ...headers, 'x-forwarded-for': ip },
+  });
+
+  it('answers HEAD with the headers alone, without opening the file or taking a slot', async () => {
+    // Every slot taken, by two clients.
+    const held = await Promise.all(
+      ['203.0.113.1', '203.0.113.1', '203.0.113.2', '203.0.113.2'].map((ip) =>
+        stalledDownload(publicId, { at, from: ip }),
+      ),
+    );
+    expect((await fetch(url(smallId, at), from('203.0.113.3'))).status).toBe(503);
+    const opened = vi.spyOn(DiskBlobStore.prototype, 'open');
+    try {
+      const heads = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          fetch(url(publicId, at), { method: 'HEAD', ...from('203.0.113.3') }),
+        ),
+      );
+      for (const head of heads) {
+        expect(head.status).toBe(200);
+        expect(Object.fromEntries(head.headers)).toMatchObject({
+          'content-type': 'image/png',
+          'content-length': String(FILE_BYTES),
+          'x-content-type-options': 'nosniff',
+          'content-disposition': `inline; filename="big one (1).png"; filename*=UTF-8''big%20one%20%281%29.png`,
+          'cache-control': 'public, max-age=31536000, immutable',
+        });
+        expect((await head.arrayBuffer()).byteLength).toBe(0);
+      }
+      // A private file as GET answers it: to its organization, and 404 to anyone else.
+      const own = await fetch(url(privateId, at), {
+        method: 'HEAD',
+        ...from('203.0.113.3', m.headers),
+      });
+      expect(own.status).toBe(200);
+      expect(own.headers.get('content-length')).toBe(String(1024 + PNG.length));
+      expect(own.headers.get('cache-control')).toBe('private, no-store');
+      expect((await fetch(url(privateId, at), { method: 'HEAD' })).status).toBe(404);
+      expect((await fetch(url(newId('file'), at), { method: 'HEAD' })).status).toBe(404);
+      expect(opened).not.toHaveBeenCalled();
+    } finally {
+      opened.mockRestore();
+    }
+    for (const c of held) c.socket.destroy();
+    await Promise.all(held.map((c) => c.serverClosed));
+  });
 });

@@ -16,6 +16,8 @@ export interface BlobStore {
   put(sha256Hex: string, bytes: Buffer, contentType: string): Promise<void>;
   /** The blob opened for reading, or null when nothing is stored under that key. */
   open(sha256Hex: string): Promise<BlobBody | null>;
+  /** The blob's length, without opening it (what `HEAD` answers), or null when nothing is stored. */
+  size(sha256Hex: string): Promise<number | null>;
 }
 
 const KEY_RE = /^[0-9a-f]{64}$/;

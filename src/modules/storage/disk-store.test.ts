@@ -35,6 +35,7 @@ describe('DiskBlobStore', () => {
     expect(await readFile(file)).toEqual(bytes);
     const opened = await store.open(key);
     expect(opened?.size).toBe(bytes.length);
+    expect(await store.size(key)).toBe(bytes.length);
     expect(await buffer(opened!.body)).toEqual(bytes);
     // No temporary file is left behind.
     expect(await readdir(path.dirname(file))).toEqual([key]);
@@ -43,5 +44,6 @@ describe('DiskBlobStore', () => {
   it('answers null for a blob it does not hold', async () => {
     const store = new DiskBlobStore(dir);
     expect(await store.open('ab'.repeat(32))).toBeNull();
+    expect(await store.size('ab'.repeat(32))).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { checkKey, type BlobBody, type BlobStore } from './blob-store.js';
 
@@ -54,6 +54,16 @@ export class DiskBlobStore implements BlobStore {
       return { size, body: handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES }) };
     } catch (err) {
       await handle.close();
+      throw err;
+    }
+  }
+
+  /** The blob's length from its directory entry: the file is not opened. */
+  async size(key: string): Promise<number | null> {
+    try {
+      return (await stat(this.pathOf(key))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
   }

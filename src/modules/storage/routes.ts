@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import multipart from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
@@ -10,7 +10,7 @@ import { invalid } from '../../lib/errors.js';
 import { contentDisposition } from './content-disposition.js';
 import { cutWhenStalled, DownloadSlots } from './downloads.js';
 import { FileIdParams, FileRecord } from './schema.js';
-import type { StorageService } from './service.js';
+import type { FileHead, StorageService } from './service.js';
 
 const tags = ['storage'];
 
@@ -29,20 +29,37 @@ export interface StorageRouteOptions {
   stallTimeoutMs: number;
 }
 
+/** The headers of a download, sent alike by GET (before the bytes) and HEAD (alone). */
+function fileHeaders(reply: FastifyReply, file: FileHead): FastifyReply {
+  // The bytes are served as what they were detected to be, never sniffed, and sandboxed in
+  // case a browser opens one directly.
+  return reply
+    .header('content-type', file.type)
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', "default-src 'none'; sandbox")
+    .header('content-disposition', contentDisposition(file.name))
+    .header('content-length', String(file.size))
+    .header(
+      'cache-control',
+      file.isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
+    );
+}
+
 /**
  * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
  * configured size limit: a file beyond it is 413 code 3. Downloads are streamed, at most
- * `maxDownloads` at once (DownloadSlots).
+ * `maxDownloads` at once (DownloadSlots), and cut when stalled (cutWhenStalled); `HEAD`
+ * answers their headers without opening the file.
  */
 export function registerStorageRoutes(
   app: App,
   storage: StorageService,
-  { uploadLimitBytes, maxDownloads, stallTimeoutMs }: StorageRouteOptions,
+  opts: StorageRouteOptions,
 ) {
-  const slots = new DownloadSlots(maxDownloads);
+  const slots = new DownloadSlots(opts.maxDownloads);
   void app.register(async (scope: App) => {
     await scope.register(multipart, {
-      limits: { fileSize: uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
+      limits: { fileSize: opts.uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
     });
 
     scope.post(
@@ -67,15 +84,21 @@ export function registerStorageRoutes(
       },
     );
 
+    const download = {
+      config: { auth: 'optional', permission: 'authenticated' },
+      params: FileIdParams,
+    } as const;
     scope.get(
       '/storage/files/:id',
       {
-        config: { auth: 'optional', permission: 'authenticated' },
+        config: download.config,
+        // HEAD has a route of its own: through this one it would open and read the file.
+        exposeHeadRoute: false,
         schema: {
           tags,
           summary:
             'Download a file (public files without auth; private ones for their organization)',
-          params: FileIdParams,
+          params: download.params,
           response: {
             200: Type.Unsafe<Readable>({
               type: 'string',
@@ -97,22 +120,20 @@ export function registerStorageRoutes(
           throw err;
         }
         reply.raw.once('close', release);
-        // The bytes are served as what they were detected to be, never sniffed, and
-        // sandboxed in case a browser opens one directly.
-        void reply
-          .header('content-type', file.type)
-          .header('x-content-type-options', 'nosniff')
-          .header('content-security-policy', "default-src 'none'; sandbox")
-          .header('content-disposition', contentDisposition(file.name))
-          .header('content-length', String(file.size))
-          .header(
-            'cache-control',
-            file.isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
-          );
         // Fastify pipes the stream, reading on only as the socket takes it, and destroys it
         // (closing the descriptor) when the connection closes first.
-        return reply.send(cutWhenStalled(file.body, reply.raw, stallTimeoutMs));
+        return fileHeaders(reply, file).send(
+          cutWhenStalled(file.body, reply.raw, opts.stallTimeoutMs),
+        );
       },
+    );
+
+    // The same answer without the body, from the record and the stored length: no file is
+    // opened and no slot taken (Fastify's own HEAD would run the GET and read the file through).
+    scope.head(
+      '/storage/files/:id',
+      { config: download.config, schema: { tags, params: download.params } },
+      async (req, reply) => fileHeaders(reply, await storage.head(req.auth, req.params.id)).send(),
     );
   });
 }

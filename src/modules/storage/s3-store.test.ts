@@ -33,6 +33,7 @@ describe('S3BlobStore', () => {
   it('answers null for a missing blob and refuses a key that is not a SHA-256 digest', async () => {
     const store = new S3BlobStore(config, async () => new Response(null, { status: 404 }));
     expect(await store.open(KEY)).toBeNull();
+    expect(await store.size(KEY)).toBeNull();
     await expect(store.open('../etc/passwd')).rejects.toThrow(/SHA-256/);
   });
 
@@ -49,5 +50,19 @@ describe('S3BlobStore', () => {
     await expect(unsized.open(KEY)).rejects.toThrow(/Content-Length/);
     const failing = new S3BlobStore(config, async () => new Response('no', { status: 500 }));
     await expect(failing.open(KEY)).rejects.toThrow(/500/);
+  });
+
+  it('reads a length with a signed HEAD, fetching no body', async () => {
+    const sent: Request[] = [];
+    const store = new S3BlobStore(config, async (req) => {
+      sent.push(req);
+      return new Response(null, { status: 200, headers: { 'content-length': '16' } });
+    });
+    expect(await store.size(KEY)).toBe(16);
+    expect(sent[0]!.method).toBe('HEAD');
+    expect(sent[0]!.url).toBe(`https://s3.example.test/ons-files/${KEY}`);
+    expect(sent[0]!.headers.get('authorization')).toMatch(/^AWS4-HMAC-SHA256 /);
+    const failing = new S3BlobStore(config, async () => new Response(null, { status: 403 }));
+    await expect(failing.size(KEY)).rejects.toThrow(/403/);
   });
 });

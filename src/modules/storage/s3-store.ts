@@ -59,4 +59,18 @@ export class S3BlobStore implements BlobStore {
     }
     return { size, body: Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>) };
   }
+
+  /** The object's length from a HEAD request: no body is fetched. */
+  async size(key: string): Promise<number | null> {
+    const res = await this.send(await this.signed('HEAD', key));
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status === 404) return null;
+    const size = Number(res.headers.get('content-length') ?? NaN);
+    if (!res.ok || !Number.isSafeInteger(size) || size < 0) {
+      throw new Error(
+        res.ok ? 'S3 HEAD answered without a Content-Length' : `S3 HEAD failed with ${res.status}`,
+      );
+    }
+    return size;
+  }
 }

@@ -21,12 +21,16 @@ export interface Upload {
   isPublic: boolean;
 }
 
-/** A file opened for download: its record's fields, and its bytes as a stream. */
-export interface StoredFile {
+/** What a download's headers say of a file: its record's fields and its stored length. */
+export interface FileHead {
   type: string;
   name: string;
   isPublic: boolean;
   size: number;
+}
+
+/** A file opened for download: its head, and its bytes as a stream. */
+export interface StoredFile extends FileHead {
   /** Must be sent or destroyed: it holds a file descriptor (disk) or a connection (S3). */
   body: Readable;
 }
@@ -125,27 +129,49 @@ export class StorageService {
    * outside the organization gets 404, so a private file's existence is not revealed.
    */
   async read(auth: AuthContext | null, id: string): Promise<StoredFile> {
+    const row = await this.readable(auth, id);
+    // A record whose bytes are gone answers as a missing file, before anything is sent.
+    const blob = await this.store.open(row.hash.slice(2));
+    if (!blob) throw notFound('file');
+    try {
+      return { ...headOf(row, blob.size), body: blob.body };
+    } catch (err) {
+      blob.body.destroy();
+      throw err;
+    }
+  }
+
+  /**
+   * What `read` would answer but the bytes (for `HEAD`): the same rules, the same errors, the
+   * length from the store without opening the file.
+   */
+  async head(auth: AuthContext | null, id: string): Promise<FileHead> {
+    const row = await this.readable(auth, id);
+    const size = await this.store.size(row.hash.slice(2));
+    if (size === null) throw notFound('file');
+    return headOf(row, size);
+  }
+
+  /** The file's record, if `auth` may read it (see `read`). */
+  private async readable(auth: AuthContext | null, id: string): Promise<FileRow> {
     const row = await findFile(this.db, id);
     if (!row) throw notFound('file');
     if (!row.is_public) {
       if (!auth || auth.orgId !== row.organization_id) throw notFound('file');
       requirePermission(auth, PRIVATE_FILE_PERMISSION);
     }
-    // A record whose bytes are gone answers as a missing file, before anything is sent.
-    const blob = await this.store.open(row.hash.slice(2));
-    if (!blob) throw notFound('file');
-    if (blob.size !== row.size_bytes) {
-      // Bytes of another length than were uploaded cannot be these; the bytes are not
-      // hashed again on the way out (docs/objects.md, "Files").
-      blob.body.destroy();
-      throw new Error(`stored bytes of ${row.id} are ${blob.size} long, not ${row.size_bytes}`);
-    }
-    return {
-      type: row.type,
-      name: row.name,
-      isPublic: row.is_public,
-      size: blob.size,
-      body: blob.body,
-    };
+    return row;
   }
+}
+
+/**
+ * The head of a file whose stored bytes are `size` long. Bytes of another length than were
+ * uploaded cannot be these; the bytes are not hashed again on the way out (docs/objects.md,
+ * "Files").
+ */
+function headOf(row: FileRow, size: number): FileHead {
+  if (size !== row.size_bytes) {
+    throw new Error(`stored bytes of ${row.id} are ${size} long, not ${row.size_bytes}`);
+  }
+  return { type: row.type, name: row.name, isPublic: row.is_public, size };
 }
