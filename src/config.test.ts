@@ -22,6 +22,16 @@ describe('config', () => {
     expect(() => loadConfig({ STORAGE_MAX_DOWNLOADS: '0' })).toThrow(/STORAGE_MAX_DOWNLOADS/);
   });
 
+  it('reads STORAGE_MAX_DOWNLOADS_PER_CLIENT (8 by default), refusing a bound below 1', () => {
+    expect(loadConfig({}).storage.maxDownloadsPerClient).toBe(8);
+    expect(
+      loadConfig({ STORAGE_MAX_DOWNLOADS_PER_CLIENT: '2' }).storage.maxDownloadsPerClient,
+    ).toBe(2);
+    expect(() => loadConfig({ STORAGE_MAX_DOWNLOADS_PER_CLIENT: '0' })).toThrow(
+      /STORAGE_MAX_DOWNLOADS_PER_CLIENT/,
+    );
+  });
+
   it('refuses passkey origins that cannot use the RP id, naming the variable', () => {
     expect(() => loadConfig({ WEBAUTHN_ORIGINS: 'http://127.0.0.1:8080' })).toThrow(
       /WEBAUTHN_ORIGINS.*127\.0\.0\.1/,

@@ -129,6 +129,8 @@ export interface Config {
     quotaBytes: number;
     /** Downloads sent at once per process; past it 503 code 14 (docs/self-hosting.md). */
     maxDownloads: number;
+    /** Of those, downloads sent at once to one client address; past it 503 code 14. */
+    maxDownloadsPerClient: number;
     s3: S3Config | null;
   };
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
@@ -358,6 +360,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       uploadLimitBytes: int(env, 'UPLOAD_LIMIT_BYTES', 10 * 1024 * 1024, 1),
       quotaBytes: int(env, 'STORAGE_QUOTA_BYTES', 10 * 1024 * 1024 * 1024, 1),
       maxDownloads: int(env, 'STORAGE_MAX_DOWNLOADS', 64, 1, 100_000),
+      maxDownloadsPerClient: int(env, 'STORAGE_MAX_DOWNLOADS_PER_CLIENT', 8, 1, 100_000),
       s3: s3Endpoint
         ? {
             endpoint: s3Endpoint,

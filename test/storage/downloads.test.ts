@@ -16,8 +16,9 @@ import { form } from '../helpers/multipart.js';
 /**
  * Downloads through the app listening on a loopback port (inject() has no slow clients):
  * streamed with the headers they always had, bounded in memory however many clients stop
- * reading, cut when stalled, at most STORAGE_MAX_DOWNLOADS at once, and HEAD without the file
- * (docs/objects.md, "Files"; docs/self-hosting.md, "Slow clients").
+ * reading, cut when stalled, at most STORAGE_MAX_DOWNLOADS at once and
+ * STORAGE_MAX_DOWNLOADS_PER_CLIENT to one client, and HEAD without the file (docs/objects.md,
+ * "Files"; docs/self-hosting.md, "Slow clients").
  */
 
 const PNG = Buffer.from(
@@ -51,6 +52,8 @@ const svc = useTestService(async () => {
       UPLOAD_LIMIT_BYTES: String(FILE_BYTES + 1024 * 1024),
       HTTP_IDLE_TIMEOUT_MS: String(IDLE_MS),
       STORAGE_MAX_DOWNLOADS: String(MAX_DOWNLOADS),
+      // Every client here is 127.0.0.1: this instance tests the bound of the whole process.
+      STORAGE_MAX_DOWNLOADS_PER_CLIENT: String(MAX_DOWNLOADS),
     },
   };
 });
@@ -311,17 +314,19 @@ describe('GET /storage/files/{id} over a real connection', () => {
 
 /**
  * A second instance on the same database and files, behind a trusted proxy (the loopback
- * address), so that requests come from the client addresses they say, with 4 downloads at once.
+ * address), so that requests come from the client addresses they say, with small bounds: 4
+ * downloads at once, 2 to one client.
  */
-const STRICT = { max: 4 };
+const STRICT = { max: 4, perClient: 2 };
 
-describe('HEAD', () => {
+describe('downloads per client, and HEAD', () => {
   const strict = useTestService(() => ({
     databaseUrl: svc.config.databaseUrl!,
     env: {
       STORAGE_DIR: dir,
       TRUST_PROXY: '127.0.0.1',
       STORAGE_MAX_DOWNLOADS: String(STRICT.max),
+      STORAGE_MAX_DOWNLOADS_PER_CLIENT: String(STRICT.perClient),
     },
   }));
   let at: number;
@@ -332,6 +337,33 @@ describe('HEAD', () => {
   });
   const from = (ip: string, headers: Record<string, string> = {}) => ({
     headers: { ...headers, 'x-forwarded-for': ip },
+  });
+
+  it('refuses one client past STORAGE_MAX_DOWNLOADS_PER_CLIENT with 503 code 14; another still gets its file', async () => {
+    // Two addresses of one IPv6 /64: one client, as for per-address rate limits.
+    const mine = await Promise.all(
+      ['2001:db8:1:2::1', '2001:db8:1:2::2'].map((ip) =>
+        stalledDownload(publicId, { at, from: ip }),
+      ),
+    );
+    const refused = await fetch(url(smallId, at), from('2001:db8:1:2::3'));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toEqual({
+      code: 14,
+      message: `too many files are being downloaded by this client at once (at most ${STRICT.perClient}); retry when one is done`,
+      details: { retry_after_seconds: 1, max_downloads_per_client: STRICT.perClient },
+    });
+    // Another client meanwhile: its file.
+    const other = await fetch(url(smallId, at), from('198.51.100.7'));
+    expect(other.status).toBe(200);
+    expect(Buffer.from(await other.arrayBuffer()).equals(PNG)).toBe(true);
+    // Its downloads over, the first client downloads again.
+    for (const c of mine) c.socket.destroy();
+    await Promise.all(mine.map((c) => c.serverClosed));
+    const again = await fetch(url(smallId, at), from('2001:db8:1:2::3'));
+    expect(again.status).toBe(200);
+    expect(Buffer.from(await again.arrayBuffer()).equals(PNG)).toBe(true);
   });
 
   it('answers HEAD with the headers alone, without opening the file or taking a slot', async () => {

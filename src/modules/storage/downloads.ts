@@ -6,24 +6,50 @@ import { AppError, Code } from '../../lib/errors.js';
 export const DOWNLOAD_RETRY_S = 1;
 
 /**
- * Downloads being sent at once, per process (STORAGE_MAX_DOWNLOADS; docs/self-hosting.md,
- * "Slow clients"). Each holds a file descriptor (or a connection to S3) and a chunk of the
- * file until its client has read it all or is cut, so clients that read slowly, or not at
- * all, could otherwise take every descriptor. Past the bound a download is refused at once
- * with 503 code 14 and `Retry-After`, rather than queued: a queued request would hold its
- * connection all the same.
+ * Downloads being sent at once, per process (STORAGE_MAX_DOWNLOADS), and per client address
+ * among them (STORAGE_MAX_DOWNLOADS_PER_CLIENT; docs/self-hosting.md, "Slow clients"). Each
+ * holds a file descriptor (or a connection to S3) and a chunk of the file until its client
+ * has read it all or is cut, so clients that read slowly, or not at all, could otherwise take
+ * every descriptor; and one client alone could otherwise take every slot. Past either bound a
+ * download is refused at once with 503 code 14 and `Retry-After`, rather than queued: a queued
+ * request would hold its connection all the same.
  */
 export class DownloadSlots {
   private taken = 0;
+  /**
+   * Slots held, by client. An entry goes when its count is back to 0, so there are never more
+   * entries than slots taken (at most `max`), however many clients come and go.
+   */
+  private readonly byClient = new Map<string, number>();
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly maxPerClient: number,
+  ) {}
 
   get inUse(): number {
     return this.taken;
   }
 
-  /** Takes a slot, or throws the 503; the function returned gives it back (once, however often called). */
-  take(): () => void {
+  /** Clients holding a slot now. */
+  get clients(): number {
+    return this.byClient.size;
+  }
+
+  /**
+   * Takes a slot for `client` (src/lib/client-network.ts `clientSubject`, the key per-address
+   * rate limits count under), or throws the 503; the function returned gives it back (once,
+   * however often called).
+   */
+  take(client: string): () => void {
+    const held = this.byClient.get(client) ?? 0;
+    if (held >= this.maxPerClient) {
+      throw new AppError(
+        Code.UNAVAILABLE,
+        `too many files are being downloaded by this client at once (at most ${this.maxPerClient}); retry when one is done`,
+        { retry_after_seconds: DOWNLOAD_RETRY_S, max_downloads_per_client: this.maxPerClient },
+      );
+    }
     if (this.taken >= this.max) {
       throw new AppError(
         Code.UNAVAILABLE,
@@ -32,11 +58,15 @@ export class DownloadSlots {
       );
     }
     this.taken++;
+    this.byClient.set(client, held + 1);
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.taken--;
+      const left = (this.byClient.get(client) ?? 1) - 1;
+      if (left > 0) this.byClient.set(client, left);
+      else this.byClient.delete(client);
     };
   }
 }

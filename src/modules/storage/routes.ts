@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { App } from '../../http/app.js';
 import { authOf } from '../../http/auth.js';
 import { beginAfterBody } from '../idempotency/index.js';
+import { clientSubject } from '../../lib/client-network.js';
 import { invalid } from '../../lib/errors.js';
 import { contentDisposition } from './content-disposition.js';
 import { cutWhenStalled, DownloadSlots } from './downloads.js';
@@ -25,6 +26,8 @@ export interface StorageRouteOptions {
   uploadLimitBytes: number;
   /** STORAGE_MAX_DOWNLOADS: downloads sent at once by this process. */
   maxDownloads: number;
+  /** STORAGE_MAX_DOWNLOADS_PER_CLIENT: of those, downloads to one client address. */
+  maxDownloadsPerClient: number;
   /** HTTP_IDLE_TIMEOUT_MS: a download whose client takes nothing this long is cut. */
   stallTimeoutMs: number;
 }
@@ -48,15 +51,15 @@ function fileHeaders(reply: FastifyReply, file: FileHead): FastifyReply {
 /**
  * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
  * configured size limit: a file beyond it is 413 code 3. Downloads are streamed, at most
- * `maxDownloads` at once (DownloadSlots), and cut when stalled (cutWhenStalled); `HEAD`
- * answers their headers without opening the file.
+ * `maxDownloads` at once and `maxDownloadsPerClient` to one client (DownloadSlots), and cut
+ * when stalled (cutWhenStalled); `HEAD` answers their headers without opening the file.
  */
 export function registerStorageRoutes(
   app: App,
   storage: StorageService,
   opts: StorageRouteOptions,
 ) {
-  const slots = new DownloadSlots(opts.maxDownloads);
+  const slots = new DownloadSlots(opts.maxDownloads, opts.maxDownloadsPerClient);
   void app.register(async (scope: App) => {
     await scope.register(multipart, {
       limits: { fileSize: opts.uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
@@ -110,8 +113,10 @@ export function registerStorageRoutes(
       },
       async (req, reply) => {
         // Taken before the file is opened, given back when the answer is over: sent whole,
-        // or its connection cut (a client that stops reading is cut: cutWhenStalled).
-        const release = slots.take();
+        // or its connection cut (a client that stops reading is cut: cutWhenStalled). A
+        // client is its address as per-address rate limits count it (TRUST_PROXY decides
+        // which).
+        const release = slots.take(clientSubject(req.ip));
         let file;
         try {
           file = await storage.read(req.auth, req.params.id);
