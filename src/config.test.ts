@@ -22,14 +22,30 @@ describe('config', () => {
     expect(() => loadConfig({ STORAGE_MAX_DOWNLOADS: '0' })).toThrow(/STORAGE_MAX_DOWNLOADS/);
   });
 
-  it('reads STORAGE_MAX_DOWNLOADS_PER_CLIENT (8 by default), refusing a bound below 1', () => {
-    expect(loadConfig({}).storage.maxDownloadsPerClient).toBe(8);
-    expect(
-      loadConfig({ STORAGE_MAX_DOWNLOADS_PER_CLIENT: '2' }).storage.maxDownloadsPerClient,
-    ).toBe(2);
-    expect(() => loadConfig({ STORAGE_MAX_DOWNLOADS_PER_CLIENT: '0' })).toThrow(
-      /STORAGE_MAX_DOWNLOADS_PER_CLIENT/,
-    );
+  it('reads the bounds of one client and of a slow download, refusing values out of range', () => {
+    expect(loadConfig({}).storage).toMatchObject({
+      maxDownloadsPerClient: 8,
+      downloadGraceMs: 30_000,
+      downloadMinBytesPerSecond: 8192,
+    });
+    const set = loadConfig({
+      STORAGE_MAX_DOWNLOADS_PER_CLIENT: '2',
+      STORAGE_DOWNLOAD_GRACE_MS: '500',
+      STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND: '1',
+    }).storage;
+    expect(set).toMatchObject({
+      maxDownloadsPerClient: 2,
+      downloadGraceMs: 500,
+      downloadMinBytesPerSecond: 1,
+    });
+    for (const [name, bad] of [
+      ['STORAGE_MAX_DOWNLOADS_PER_CLIENT', '0'],
+      ['STORAGE_DOWNLOAD_GRACE_MS', '99'],
+      ['STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND', '0'],
+      ['STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND', '1.5'],
+    ] as const) {
+      expect(() => loadConfig({ [name]: bad }), name).toThrow(new RegExp(name));
+    }
   });
 
   it('refuses passkey origins that cannot use the RP id, naming the variable', () => {

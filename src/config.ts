@@ -131,6 +131,9 @@ export interface Config {
     maxDownloads: number;
     /** Of those, downloads sent at once to one client address; past it 503 code 14. */
     maxDownloadsPerClient: number;
+    /** A download not read whole within this plus its size at the rate below is cut. */
+    downloadGraceMs: number;
+    downloadMinBytesPerSecond: number;
     s3: S3Config | null;
   };
   fees: { fixedWei: bigint; provingCostPerBatchWei: bigint; windowBatches: number };
@@ -361,6 +364,14 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
       quotaBytes: int(env, 'STORAGE_QUOTA_BYTES', 10 * 1024 * 1024 * 1024, 1),
       maxDownloads: int(env, 'STORAGE_MAX_DOWNLOADS', 64, 1, 100_000),
       maxDownloadsPerClient: int(env, 'STORAGE_MAX_DOWNLOADS_PER_CLIENT', 8, 1, 100_000),
+      downloadGraceMs: int(env, 'STORAGE_DOWNLOAD_GRACE_MS', 30_000, 100, 3_600_000),
+      downloadMinBytesPerSecond: int(
+        env,
+        'STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND',
+        8192,
+        1,
+        2 ** 30,
+      ),
       s3: s3Endpoint
         ? {
             endpoint: s3Endpoint,

@@ -16,7 +16,7 @@ import { form } from '../helpers/multipart.js';
 /**
  * Downloads through the app listening on a loopback port (inject() has no slow clients):
  * streamed with the headers they always had, bounded in memory however many clients stop
- * reading, cut when stalled, at most STORAGE_MAX_DOWNLOADS at once and
+ * reading, cut when stalled or too slow, at most STORAGE_MAX_DOWNLOADS at once and
  * STORAGE_MAX_DOWNLOADS_PER_CLIENT to one client, and HEAD without the file (docs/objects.md,
  * "Files"; docs/self-hosting.md, "Slow clients").
  */
@@ -315,18 +315,26 @@ describe('GET /storage/files/{id} over a real connection', () => {
 /**
  * A second instance on the same database and files, behind a trusted proxy (the loopback
  * address), so that requests come from the client addresses they say, with small bounds: 4
- * downloads at once, 2 to one client.
+ * downloads at once, 2 to one client, and a download cut unless read whole within 2 s plus its
+ * size at 16 MiB/s (2.5 s for the big file). Its idle timeout is beyond any test's length, so
+ * a cut here is the deadline's.
  */
-const STRICT = { max: 4, perClient: 2 };
+const STRICT = { max: 4, perClient: 2, graceMs: 2000, minBytesPerSecond: 16 * 1024 * 1024 };
+const DEADLINE_MS = STRICT.graceMs + (FILE_BYTES * 1000) / STRICT.minBytesPerSecond;
+/** The slow reader's pace: 400 KB/s, steady, far below the floor (and the file 20 s long). */
+const TRICKLE_BYTES_PER_MS = 400;
 
-describe('downloads per client, and HEAD', () => {
+describe('downloads per client, slow readers and HEAD', () => {
   const strict = useTestService(() => ({
     databaseUrl: svc.config.databaseUrl!,
     env: {
       STORAGE_DIR: dir,
       TRUST_PROXY: '127.0.0.1',
+      HTTP_IDLE_TIMEOUT_MS: '60000',
       STORAGE_MAX_DOWNLOADS: String(STRICT.max),
       STORAGE_MAX_DOWNLOADS_PER_CLIENT: String(STRICT.perClient),
+      STORAGE_DOWNLOAD_GRACE_MS: String(STRICT.graceMs),
+      STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND: String(STRICT.minBytesPerSecond),
     },
   }));
   let at: number;
@@ -408,5 +416,41 @@ describe('downloads per client, and HEAD', () => {
     }
     for (const c of held) c.socket.destroy();
     await Promise.all(held.map((c) => c.serverClosed));
+  });
+
+  it('cuts a client that reads steadily but too slowly once the file has taken longer than its size allows', async () => {
+    const socket = net.connect(at, '127.0.0.1');
+    socket.on('error', () => undefined); // the cut may reach it as a reset
+    await once(socket, 'connect');
+    const server = await waitFor(() => serverSockets.get(socket.localPort!));
+    const serverClosed = new Promise<number>((resolve) =>
+      server.once('close', () => resolve(Date.now())),
+    );
+    let received = 0;
+    let trickle = true;
+    socket.on('data', (d: Buffer) => {
+      received += d.length;
+      if (!trickle) return;
+      socket.pause();
+      setTimeout(() => socket.resume(), d.length / TRICKLE_BYTES_PER_MS);
+    });
+    const sentAt = Date.now();
+    socket.write(
+      `GET /storage/files/${publicId} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 192.0.2.9\r\n\r\n`,
+    );
+    const closedAt = await Promise.race([
+      serverClosed,
+      new Promise<null>((r) => setTimeout(() => r(null), DEADLINE_MS + MARGIN_MS)),
+    ]);
+    const readBefore = received;
+    trickle = false;
+    socket.resume();
+    if (closedAt === null) socket.destroy();
+    else await once(socket, 'close');
+    // Cut by the server at its deadline, not before, while the client was reading on.
+    expect(closedAt).not.toBeNull();
+    expect(closedAt! - sentAt).toBeGreaterThanOrEqual(DEADLINE_MS - 100);
+    expect(readBefore).toBeGreaterThan((TRICKLE_BYTES_PER_MS * DEADLINE_MS) / 4);
+    expect(received).toBeLessThan(FILE_BYTES);
   });
 });

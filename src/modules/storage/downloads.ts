@@ -5,6 +5,9 @@ import { AppError, Code } from '../../lib/errors.js';
 /** The `Retry-After` of a download refused for want of a slot, in seconds. */
 export const DOWNLOAD_RETRY_S = 1;
 
+/** The longest delay a Node timer takes (about 24.8 days): a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Downloads being sent at once, per process (STORAGE_MAX_DOWNLOADS), and per client address
  * among them (STORAGE_MAX_DOWNLOADS_PER_CLIENT; docs/self-hosting.md, "Slow clients"). Each
@@ -71,22 +74,54 @@ export class DownloadSlots {
   }
 }
 
+/** How slowly a download may go before it is cut (docs/self-hosting.md, "Slow clients"). */
+export interface DownloadPace {
+  /** HTTP_IDLE_TIMEOUT_MS: a download that reads nothing this long is cut. */
+  stallMs: number;
+  /** STORAGE_DOWNLOAD_GRACE_MS: what every download may take beside its size's share. */
+  graceMs: number;
+  /** STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND: the slowest average a download may go at. */
+  minBytesPerSecond: number;
+}
+
 /**
- * The body to send for a download, cut (its connection destroyed) when the client has taken
- * nothing for `stallMs` (HTTP_IDLE_TIMEOUT_MS). The file is read only as the socket takes
- * it, so a chunk read is the client's progress. Node's own idle timer would cut such a
+ * How long a download of `size` bytes may take to be read whole: the grace, then the file
+ * at the minimum rate (a longer wait than a timer takes is no wait at all).
+ */
+export function downloadDeadlineMs(size: number, pace: DownloadPace): number {
+  const ms = pace.graceMs + Math.ceil((size * 1000) / pace.minBytesPerSecond);
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
+/**
+ * The body to send for a download of `size` bytes, cut (its connection destroyed) when the
+ * client has taken nothing for `stallMs`, or has not taken the whole file by
+ * `downloadDeadlineMs`: a client reading a little just often enough not to stall would
+ * otherwise hold its slot for as long as it likes. The file is read only as the socket takes
+ * it, so a chunk read is the client's progress. Node's own idle timer would cut a stalled
  * connection too, but only after one to two times the timeout: it waits once more when the
  * socket's queue shrank since the last write (docs/self-hosting.md, "Slow clients"). Once the
  * whole file is read, what remains in the socket's buffers is left to that timer: a slow
- * client still reading them is making progress.
+ * client still reading them is making progress, and holds no file.
  */
-export function cutWhenStalled(body: Readable, res: ServerResponse, stallMs: number): Readable {
-  const timer = setTimeout(() => res.destroy(), stallMs);
-  timer.unref();
-  const stop = () => clearTimeout(timer);
+export function cutWhenSlow(
+  body: Readable,
+  res: ServerResponse,
+  size: number,
+  pace: DownloadPace,
+): Readable {
+  const cut = () => res.destroy();
+  const stall = setTimeout(cut, pace.stallMs);
+  const deadline = setTimeout(cut, downloadDeadlineMs(size, pace));
+  stall.unref();
+  deadline.unref();
+  const stop = () => {
+    clearTimeout(stall);
+    clearTimeout(deadline);
+  };
   const progress = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      timer.refresh();
+      stall.refresh();
       done(null, chunk);
     },
     flush(done) {

@@ -9,7 +9,7 @@ import { beginAfterBody } from '../idempotency/index.js';
 import { clientSubject } from '../../lib/client-network.js';
 import { invalid } from '../../lib/errors.js';
 import { contentDisposition } from './content-disposition.js';
-import { cutWhenStalled, DownloadSlots } from './downloads.js';
+import { cutWhenSlow, DownloadSlots } from './downloads.js';
 import { FileIdParams, FileRecord } from './schema.js';
 import type { FileHead, StorageService } from './service.js';
 
@@ -30,6 +30,9 @@ export interface StorageRouteOptions {
   maxDownloadsPerClient: number;
   /** HTTP_IDLE_TIMEOUT_MS: a download whose client takes nothing this long is cut. */
   stallTimeoutMs: number;
+  /** STORAGE_DOWNLOAD_GRACE_MS and STORAGE_DOWNLOAD_MIN_BYTES_PER_SECOND: see cutWhenSlow. */
+  downloadGraceMs: number;
+  downloadMinBytesPerSecond: number;
 }
 
 /** The headers of a download, sent alike by GET (before the bytes) and HEAD (alone). */
@@ -52,7 +55,7 @@ function fileHeaders(reply: FastifyReply, file: FileHead): FastifyReply {
  * Uploads and downloads. Multipart parsing is registered in this plugin only, with the
  * configured size limit: a file beyond it is 413 code 3. Downloads are streamed, at most
  * `maxDownloads` at once and `maxDownloadsPerClient` to one client (DownloadSlots), and cut
- * when stalled (cutWhenStalled); `HEAD` answers their headers without opening the file.
+ * when too slow (cutWhenSlow); `HEAD` answers their headers without opening the file.
  */
 export function registerStorageRoutes(
   app: App,
@@ -60,6 +63,11 @@ export function registerStorageRoutes(
   opts: StorageRouteOptions,
 ) {
   const slots = new DownloadSlots(opts.maxDownloads, opts.maxDownloadsPerClient);
+  const pace = {
+    stallMs: opts.stallTimeoutMs,
+    graceMs: opts.downloadGraceMs,
+    minBytesPerSecond: opts.downloadMinBytesPerSecond,
+  };
   void app.register(async (scope: App) => {
     await scope.register(multipart, {
       limits: { fileSize: opts.uploadLimitBytes, files: 1, fields: 4, fieldSize: 64, parts: 5 },
@@ -113,9 +121,8 @@ export function registerStorageRoutes(
       },
       async (req, reply) => {
         // Taken before the file is opened, given back when the answer is over: sent whole,
-        // or its connection cut (a client that stops reading is cut: cutWhenStalled). A
-        // client is its address as per-address rate limits count it (TRUST_PROXY decides
-        // which).
+        // or its connection cut (a client too slow is cut: cutWhenSlow). A client is its
+        // address as per-address rate limits count it (TRUST_PROXY decides which).
         const release = slots.take(clientSubject(req.ip));
         let file;
         try {
@@ -127,9 +134,7 @@ export function registerStorageRoutes(
         reply.raw.once('close', release);
         // Fastify pipes the stream, reading on only as the socket takes it, and destroys it
         // (closing the descriptor) when the connection closes first.
-        return fileHeaders(reply, file).send(
-          cutWhenStalled(file.body, reply.raw, opts.stallTimeoutMs),
-        );
+        return fileHeaders(reply, file).send(cutWhenSlow(file.body, reply.raw, file.size, pace));
       },
     );
 
