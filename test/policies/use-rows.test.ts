@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import { BUCKETS_PER_WINDOW, windowUse } from '../../src/modules/policies/gate.js';
+import { BUCKETS_PER_WINDOW, bucketMs, windowUse } from '../../src/modules/policies/gate.js';
 import { policyUseCte, readUsage } from '../../src/modules/policies/repo.js';
 import { createSigner } from '../helpers/ebus.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -40,15 +40,17 @@ async function newPolicy(): Promise<string> {
 class Refused extends Error {}
 
 /**
- * One group's use of one policy, written as the group statement writes it; as there, nothing
- * is kept when the cap does not hold (the statement's guard aborts it).
+ * One group's use of one policy, written as the group statement writes it, at a chosen
+ * bucket instead of the database's clock; as there, nothing is kept when the cap does not
+ * hold (the statement's guard aborts it).
  */
 async function write(policyId: string, bucket: number, spent: bigint, capWei: bigint) {
+  const width = bucketMs('minute');
   const uses = [
     {
       org_id: orgId,
       policy_id: policyId,
-      bucket,
+      bucket_ms: width,
       spent: spent.toString(),
       actions: 1,
       cap_wei: capWei.toString(),
@@ -59,7 +61,7 @@ async function write(policyId: string, bucket: number, spent: bigint, capWei: bi
     await svc.container.db.transaction(async (tx) => {
       const { rows } = await tx.execute<{ ok: boolean }>(sql`
         WITH debit AS (SELECT ${orgId}::text AS id),
-          policy_use AS (${policyUseCte(uses, sql`debit`)})
+          policy_use AS (${policyUseCte(uses, sql`debit`, sql`${bucket * width}::bigint`)})
         SELECT ok FROM policy_use`);
       expect(rows).toHaveLength(1);
       if (!rows[0]!.ok) throw new Refused();
@@ -126,12 +128,61 @@ describe("a policy's use row", () => {
           const want = model.window();
           const r = await row(id);
           expect(r).toEqual({ cur: model.current, total: want.spent, actions: want.actions });
-          const ring = (await readUsage(svc.container.db, orgId)).get(id)!;
+          const ring = (await readUsage(svc.container.db, orgId)).usage.get(id)!;
           expect(windowUse(ring, model.current)).toEqual(want);
         }
       }),
       { numRuns: 40 },
     );
+  });
+
+  it("takes its bucket from the database's clock once the organization's row is locked", async () => {
+    const id = await newPolicy();
+    const uses = [
+      {
+        org_id: orgId,
+        policy_id: id,
+        bucket_ms: bucketMs('minute'),
+        spent: '1',
+        actions: 1,
+        cap_wei: null,
+        cap_actions: null,
+      },
+    ];
+    const dbSecond = async () =>
+      Number(
+        (
+          await svc.container.db.execute<{ s: string }>(
+            sql`SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s`,
+          )
+        ).rows[0]!.s,
+      );
+    // Another transaction holds the organization's row for more than a bucket (a second),
+    // while a group waits for it, as its debit does in the group statement.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const holder = svc.container.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT 1 FROM organizations WHERE id = ${orgId} FOR NO KEY UPDATE`);
+      held();
+      await released;
+    });
+    await holding;
+    const statement = sql`
+      WITH debit AS (
+        UPDATE organizations SET balance_wei = balance_wei WHERE id = ${orgId} RETURNING id),
+      policy_use AS (${policyUseCte(uses, sql`debit`)})
+      SELECT ok FROM policy_use`;
+    // Sent now, not when awaited below (drizzle sends a query once it is awaited).
+    const group = svc.container.db.execute(statement).then((r) => r.rows);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const freed = await dbSecond();
+    release();
+    await holder;
+    await group;
+    // Not the second the statement began in: the one it got the lock in, or later.
+    expect((await row(id)).cur).toBeGreaterThanOrEqual(freed);
   });
 
   it('takes over a ring written before the current bucket had columns of its own', async () => {
@@ -150,7 +201,7 @@ describe("a policy's use row", () => {
     // Rolling on: 1000's use (old and new) moves into the ring together; 950 leaves the window.
     expect(await write(id, 1011, 1n, 100n)).toBe(true);
     expect(await row(id)).toEqual({ cur: 1011, total: 11n, actions: 4 });
-    const ring = (await readUsage(svc.container.db, orgId)).get(id)!;
+    const ring = (await readUsage(svc.container.db, orgId)).usage.get(id)!;
     expect(windowUse(ring, 1011)).toEqual({ spent: 11n, actions: 4 });
   });
 });

@@ -399,8 +399,9 @@ async function runLocked(
     (id) => !templates.has(id),
   );
   for (const t of await findTemplates(tx, missingTemplates)) templates.set(t.id, t);
-  // Last of the locks (the organization's row, as the statement's debit takes it last).
-  const policySet = deps.policies ? await deps.policies.lock(tx, orgId) : null;
+  // Last of the locks (the organization's row, as the statement's debit takes it last). The
+  // policies' windows end at the database's time, read with their use under that lock.
+  const policies = deps.policies ? await deps.policies.lock(tx, orgId, now) : null;
   const state: GroupState = {
     now,
     feeWei,
@@ -410,7 +411,7 @@ async function runLocked(
     templates,
     roles: await findRoles(tx, crossOrgMints(orgId, items, templates)),
     liveCredentials: live,
-    ...(policySet ? { policies: deps.policies!.gate(policySet, now) } : {}),
+    ...(policies ? { policies } : {}),
   };
   const plan = planGroup(orgId, items, state, deps.rules);
   if (plan.applied.length === 0) return { outcomes: plan.outcomes, committed: null };

@@ -5,7 +5,10 @@ import { AppError, Code } from '../../lib/errors.js';
  * policy set and its use come from `PolicyStates` (states.ts), read under the organization's
  * balance-row lock on the locked path or remembered on the optimistic path, where the group
  * statement re-checks every cap against the rows it has just updated (repo/group-write.ts in
- * the event bus, `policyUseCte` here) and against the set's version.
+ * the event bus, `policyUseCte` here) and against the set's version. Windows end at the
+ * database's time: the statement takes its bucket from PostgreSQL's clock, and the locked
+ * path's checks from the time read with the use; only the optimistic path's prediction uses
+ * the process's clock, and the statement decides.
  */
 
 export const PERIODS = ['minute', 'hour', 'day', '30d'] as const;
@@ -107,11 +110,15 @@ export interface GatedAction {
   templateId: string | null;
 }
 
-/** One policy's use a group adds (the group statement's `policy_use` rows). */
+/**
+ * One policy's use a group adds (the group statement's `policy_use` rows). No bucket: the
+ * statement takes it from the database's clock once it holds the organization's row lock.
+ */
 export interface PolicyUse {
   org_id: string;
   policy_id: string;
-  bucket: number;
+  /** The width of one of the policy's buckets (`bucketMs` of its period). */
+  bucket_ms: number;
   spent: string;
   actions: number;
   cap_wei: string | null;
@@ -189,6 +196,11 @@ export class PolicyGate {
 
   constructor(
     private readonly set: PolicySet,
+    /**
+     * Where the windows end: on the locked path the database's time, read with the use under
+     * the organization's row lock; on the optimistic path the process's (only a prediction:
+     * the group statement checks on the database's clock).
+     */
     private readonly now: Date,
   ) {}
 
@@ -268,10 +280,11 @@ export class PolicyGate {
 
   /**
    * What the group statement writes: each capping policy's added use, with its caps to
-   * re-check against the row as it is then. Also adds the use to the remembered rings, so
-   * the next group of this process sees it (a group that does not commit leaves them
-   * counting too much, which only sends the next group to the locked path, which reads
-   * them afresh).
+   * re-check against the row as it is then, in the bucket of the database's clock. Also adds
+   * the use to the remembered rings, in the bucket of this gate's time, so the next group of
+   * this process sees it (a group that does not commit, or a bucket the database's clock put
+   * elsewhere, leaves them predicting wrong, which at worst sends a group to the locked path,
+   * which reads them afresh).
    */
   charge(): PolicyCharge {
     const uses: PolicyUse[] = [];
@@ -288,7 +301,7 @@ export class PolicyGate {
       uses.push({
         org_id: this.set.orgId,
         policy_id: r.id,
-        bucket,
+        bucket_ms: bucketMs(r.period!),
         spent: p.spent.toString(),
         actions: p.actions,
         cap_wei: r.spendCapWei?.toString() ?? null,

@@ -196,13 +196,43 @@ export async function listPolicies(exec: Executor, orgId: string): Promise<Polic
   return rows.map(rowOf);
 }
 
-/** The use rings of an organization's policies (all of them; a ring is small). */
-export async function readUsage(exec: Executor, orgId: string): Promise<Map<string, Ring>> {
-  const { rows } =
-    await exec.execute<RawRing>(sql`SELECT policy_id, buckets, spent::text[] AS spent,
-    actions, cur_bucket, cur_spent::text AS cur_spent, cur_actions
-    FROM policy_usage WHERE organization_id = ${orgId}`);
-  return new Map(rows.map((r) => [r.policy_id, ringOf(r)]));
+/**
+ * The database's time in whole milliseconds since the epoch: where the windows of spend
+ * policies end (docs/policies.md, "How the caps stay exact"). `clock_timestamp()`, the time
+ * when it is evaluated, not when its statement or transaction began: each use of it here
+ * comes after the organization's row lock is held, which the statement may have waited for.
+ * One clock for every process, so their clocks need not agree.
+ */
+const DB_NOW_MS = sql.raw('floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint');
+
+/** A policy's use row as JSON (the fields of `RawRing`). */
+const USE_JSON = sql.raw(`json_build_object('policy_id', u.policy_id,
+        'buckets', u.buckets, 'spent', u.spent::text[], 'actions', u.actions,
+        'cur_bucket', u.cur_bucket, 'cur_spent', u.cur_spent::text,
+        'cur_actions', u.cur_actions)`);
+
+/** Use rings read with the database's time, where the windows end for the checks on them. */
+export interface UseRead {
+  usage: Map<string, Ring>;
+  now: Date;
+}
+
+/**
+ * The use rings of an organization's policies (all of them; a ring is small), with the
+ * database's time as the statement reads them, where the windows end. The locked path reads
+ * them under the organization's row lock: every group that wrote them took its bucket before
+ * that time, and every later group takes its bucket after it.
+ */
+export async function readUsage(exec: Executor, orgId: string): Promise<UseRead> {
+  const { rows } = await exec.execute<{ now_ms: number | string; usage: RawRing[] }>(sql`
+    SELECT ${DB_NOW_MS} AS now_ms,
+      (SELECT coalesce(json_agg(${USE_JSON}), '[]')
+        FROM policy_usage u WHERE u.organization_id = ${orgId}) AS usage`);
+  const r = rows[0]!;
+  return {
+    usage: new Map(r.usage.map((u) => [u.policy_id, ringOf(u)])),
+    now: new Date(Number(r.now_ms)),
+  };
 }
 
 type RawSet = {
@@ -219,16 +249,17 @@ const setOf = (r: RawSet): PolicySet => ({
   usage: new Map(r.usage.map((u) => [u.policy_id, ringOf(u)])),
 });
 
-const setSelect = (where: SQL) => sql`
+/** `now`: with the database's time (`now_ms`), for a read under the organization's row lock. */
+const setSelect = (where: SQL, now = false) => {
+  const nowColumn = now ? sql`, ${DB_NOW_MS} AS now_ms` : sql``;
+  return sql`
   SELECT o.id, o.policy_version AS version,
     (SELECT coalesce(json_agg(p ORDER BY p.id), '[]') FROM (
       SELECT ${POLICY_COLUMNS} FROM policies WHERE organization_id = o.id) p) AS rules,
-    (SELECT coalesce(json_agg(json_build_object('policy_id', u.policy_id,
-        'buckets', u.buckets, 'spent', u.spent::text[], 'actions', u.actions,
-        'cur_bucket', u.cur_bucket, 'cur_spent', u.cur_spent::text,
-        'cur_actions', u.cur_actions)), '[]')
-      FROM policy_usage u WHERE u.organization_id = o.id) AS usage
+    (SELECT coalesce(json_agg(${USE_JSON}), '[]')
+      FROM policy_usage u WHERE u.organization_id = o.id) AS usage${nowColumn}
   FROM organizations o WHERE ${where}`;
+};
 
 /**
  * The policy sets of these organizations (unlocked: what the optimistic path remembers; the
@@ -255,10 +286,19 @@ export async function lockVersion(tx: Executor, orgId: string): Promise<string |
   return rows[0] ? String(rows[0].version) : null;
 }
 
-/** The policy set of one organization, read in a statement of its own (after `lockVersion`). */
-export async function readPolicySet(tx: Executor, orgId: string): Promise<PolicySet | null> {
-  const { rows } = await tx.execute<RawSet>(setSelect(sql`o.id = ${orgId}`));
-  return rows[0] ? setOf(rows[0]) : null;
+/**
+ * The policy set of one organization, read in a statement of its own (after `lockVersion`),
+ * with the database's time as it reads the use (`readUsage`).
+ */
+export async function readPolicySet(
+  tx: Executor,
+  orgId: string,
+): Promise<{ set: PolicySet; now: Date } | null> {
+  const { rows } = await tx.execute<RawSet & { now_ms: number | string }>(
+    setSelect(sql`o.id = ${orgId}`, true),
+  );
+  const r = rows[0];
+  return r ? { set: setOf(r), now: new Date(Number(r.now_ms)) } : null;
 }
 
 /** `policyUseCte`'s SET: `u` the row as the last group left it, `r` this group's use. */
@@ -287,6 +327,10 @@ const USE_SET = (() => {
       ${ring('actions', merged('actions', 'cur_actions'))}`);
 })();
 
+/** `policyUseCte`'s answer per row: the caps hold over the window as the row is now. */
+const USE_OK = sql.raw(`(r.cap_wei IS NULL OR u.cur_spent + u.hist_spent <= r.cap_wei::numeric)
+      AND (r.cap_actions IS NULL OR u.cur_actions + u.hist_actions <= r.cap_actions) AS ok`);
+
 /**
  * The group statement's part (event bus, repo/group-write.ts): adds each policy's use to its
  * row once the organization's balance row is locked (`debit`, a CTE answering `id`), and
@@ -296,18 +340,38 @@ const USE_SET = (() => {
  * last committed group left it (PostgreSQL re-reads a row changed since the statement's
  * snapshot before it updates it), and `cur + hist` is the exact use of the window.
  *
- * A group's bucket at or before the row's current one adds to the current one (it counts a
- * little later than it happened: never less than the true use in any window). A later bucket
- * rolls over: the current bucket moves into the ring, and `hist` becomes the ring's use
- * within the new window (the sum over the ring is only made here, once per bucket).
+ * The bucket is the database's: `nowMs` (the database's clock, `DB_NOW_MS`) divided by the
+ * policy's bucket width, evaluated per row joined with its organization's debit row, so
+ * after the lock is held, whatever the statement waited for it. Every earlier group of the
+ * organization took its bucket before this one got the lock, so the bucket is the row's
+ * current one or later: a later one rolls over (the current bucket moves into the ring, and
+ * `hist` becomes the ring's use within the new window; the sum over the ring is only made
+ * here, once per bucket). An earlier one (the database's clock set back) adds to the current
+ * one: it counts a little later than it happened, never less than the true use in any
+ * window. `nowMs` is for test/policies/use-rows.test.ts, which writes chosen buckets.
+ *
+ * No use (an organization without capping policies): the statement as it has always been
+ * sent, an update of no rows, so its text (the name it is prepared under) stays the same.
  */
-export function policyUseCte(uses: readonly PolicyUse[], debit: SQL): SQL {
-  return sql`
+export function policyUseCte(uses: readonly PolicyUse[], debit: SQL, nowMs: SQL = DB_NOW_MS): SQL {
+  if (uses.length === 0) {
+    return sql`
     UPDATE policy_usage u SET ${USE_SET}
     FROM jsonb_to_recordset(${JSON.stringify(uses)}::jsonb) AS r(org_id text, policy_id text,
       bucket bigint, spent text, actions integer, cap_wei text, cap_actions integer)
     JOIN ${debit} d ON d.id = r.org_id
     WHERE u.policy_id = r.policy_id AND u.organization_id = r.org_id
-    RETURNING (r.cap_wei IS NULL OR u.cur_spent + u.hist_spent <= r.cap_wei::numeric)
-      AND (r.cap_actions IS NULL OR u.cur_actions + u.hist_actions <= r.cap_actions) AS ok`;
+    RETURNING ${USE_OK}`;
+  }
+  // A subquery with a volatile function in its output is not merged into the update: the
+  // time is taken on the row it joins with the locked debit row.
+  return sql`
+    UPDATE policy_usage u SET ${USE_SET}
+    FROM (SELECT x.org_id, x.policy_id, x.spent, x.actions, x.cap_wei, x.cap_actions,
+        ${nowMs} / x.bucket_ms AS bucket
+      FROM jsonb_to_recordset(${JSON.stringify(uses)}::jsonb) AS x(org_id text, policy_id text,
+        bucket_ms bigint, spent text, actions integer, cap_wei text, cap_actions integer)
+      JOIN ${debit} d ON d.id = x.org_id) AS r
+    WHERE u.policy_id = r.policy_id AND u.organization_id = r.org_id
+    RETURNING ${USE_OK}`;
 }

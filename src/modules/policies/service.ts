@@ -28,6 +28,7 @@ import {
   updatePolicy,
   type PolicyRow,
   type PolicyValues,
+  type UseRead,
 } from './repo.js';
 import {
   MAX_POLICIES,
@@ -245,13 +246,13 @@ export class PolicyService {
     }
   }
 
-  private view(r: PolicyRow, usage: Map<string, ReturnType<typeof emptyRing>> | null): Policy {
+  /** `read`: the use, with the database's time, where the window ends (as the checks end it). */
+  private view(r: PolicyRow, read: UseRead | null): Policy {
     const rule = ruleOf(r);
     let use: Policy['usage'] = null;
     if (capsUse(rule)) {
-      const now = this.clock.now();
-      const bucket = bucketOf(rule.period!, now);
-      const u = windowUse(usage?.get(r.id) ?? emptyRing(), bucket);
+      const bucket = bucketOf(rule.period!, read?.now ?? this.clock.now());
+      const u = windowUse(read?.usage.get(r.id) ?? emptyRing(), bucket);
       use = {
         period: rule.period!,
         window_start: new Date(
