@@ -15,7 +15,6 @@ import { spawnService } from '../helpers/processes.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 let svc: TestService;
-let ahead: TestService | undefined;
 const children: ChildProcess[] = [];
 const ACTIONS = 1_000;
 
@@ -24,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await ahead?.stop();
   await svc?.stop();
 });
 
@@ -164,22 +162,26 @@ describe('two services on one database whose clocks disagree', () => {
     // end at the database's clock: with each process's own, the other's bucket would be 65
     // buckets on, past the window that holds the first two actions, and it would apply.
     svc.clock.set(new Date());
-    ahead = await startTestService({
+    const ahead = await startTestService({
       databaseUrl: svc.config.databaseUrl!,
       now: new Date(Date.now() + 65_000),
     });
-    const w = await world(3);
-    const id = await policy(w.owner, { period: 'minute', max_actions: 2 });
-    const execute = (on: TestService, payload: object) =>
-      on.app.inject({ method: 'POST', url: '/ebus/execute', headers: w.owner.headers, payload });
-    for (const b of w.bodies.slice(0, 2)) expect((await execute(svc, b)).statusCode).toBe(200);
-    const res = await execute(ahead, w.bodies[2]!);
-    expect(res.statusCode, res.body).toBe(403);
-    expect(res.json()).toMatchObject({
-      code: 7,
-      details: { policy_id: id, limit: 'max_actions', used: '2' },
-    });
-    expect(await applied(w.orgId)).toEqual({ logs: 2, spent: (ACTION_FEE * 2n).toString() });
+    try {
+      const w = await world(3);
+      const id = await policy(w.owner, { period: 'minute', max_actions: 2 });
+      const execute = (on: TestService, payload: object) =>
+        on.app.inject({ method: 'POST', url: '/ebus/execute', headers: w.owner.headers, payload });
+      for (const b of w.bodies.slice(0, 2)) expect((await execute(svc, b)).statusCode).toBe(200);
+      const res = await execute(ahead, w.bodies[2]!);
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.json()).toMatchObject({
+        code: 7,
+        details: { policy_id: id, limit: 'max_actions', used: '2' },
+      });
+      expect(await applied(w.orgId)).toEqual({ logs: 2, spent: (ACTION_FEE * 2n).toString() });
+    } finally {
+      await ahead.stop();
+    }
   });
 });
 
