@@ -81,6 +81,8 @@ export interface Config {
   /** TRUST_PROXY: false, true (every hop), a hop count, or the proxies' addresses/CIDRs. */
   trustProxy: TrustProxy;
   publicListCacheMs: number;
+  /** IDEMPOTENCY_POLL_MS: a retry waiting on another process's request reads again this often. */
+  idempotencyPollMs: number;
   rateLimits: {
     enabled: boolean;
     /**
@@ -320,6 +322,7 @@ export function loadConfig(env: Env = process.env, overrides: ConfigOverrides = 
     redisUrl: optional(env, 'REDIS_URL'),
     trustProxy: trustProxy(env),
     publicListCacheMs: int(env, 'PUBLIC_LIST_CACHE_MS', 1000, 0, 60_000),
+    idempotencyPollMs: int(env, 'IDEMPOTENCY_POLL_MS', 1000, 10, 60_000),
     rateLimits: {
       enabled: rateLimited,
       allowMemoryMulti,

@@ -115,8 +115,8 @@ export interface Container extends BaseDeps {
   /** The batch pipeline's loop; started with the other workers when BATCH_SEALER is on. */
   batchWorker: BatchSealerWorker;
   /**
-   * The changes other instances announce (revocations, the public list, webhook keys), heard
-   * on a connection of its own (src/notices.ts): closed with the workers.
+   * The changes other instances announce (revocations, the public list, webhook keys, keyed
+   * requests' ends), heard on a connection of its own (src/notices.ts): closed with the workers.
    */
   notices: ListenerState;
 }
@@ -241,7 +241,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   });
   const policies = new PolicyService(db, clock, policyStates, identity.sessions);
   const apiKeys = new ApiKeyService(db, clock, apiKeyVerifier, identity.sessions);
-  const idempotency = new IdempotencyService(db, clock);
+  const idempotency = new IdempotencyService(db, clock, { pollMs: config.idempotencyPollMs });
   const sweeper = new IdempotencySweeper(db, clock, deps.logger);
   const authSweeper = new AuthSweeper(db, clock, config.sessions, deps.logger);
   const loops = () => config.role !== 'api';
@@ -353,7 +353,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   // Last, once nothing above can fail: listening before the process serves, so no request
   // is answered from a memory that notices do not reach (a failed first attempt is retried
   // in the background, the caches emptied meanwhile).
-  const targets = { credentials: caches, publicList, webhookKeys: webhooks.secrets };
+  const targets = { credentials: caches, publicList, webhookKeys: webhooks.secrets, idempotency };
   const notices = createNoticeListener(database.url, targets, deps.logger);
   await notices.start();
   workers.push({ name: 'notice-listener', start: () => undefined, stop: () => notices.stop() });

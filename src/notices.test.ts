@@ -4,6 +4,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { MicroCache } from './http/micro-cache.js';
 import { SecretSealer } from './lib/sealed-secret.js';
+import { WaitingRetries } from './modules/idempotency/waiting.js';
 import { signingKeyAt } from './modules/webhooks/keys.js';
 import { createNoticeListener } from './notices.js';
 import type { RevocableCaches } from './revocations.js';
@@ -35,14 +36,20 @@ describe('while the listener cannot listen', () => {
     const hex = webhookKeys.sealBytes(randomBytes(32), place).toString('hex');
     const opened = webhookKeys.openKeyHex(hex, place);
     expect(webhookKeys.openKeyHex(hex, place)).toBe(opened);
+    const idempotency = new WaitingRetries();
+    const waits = [idempotency.watch('one'), idempotency.watch('one'), idempotency.watch('two')];
 
     const listener = createNoticeListener(
       UNREACHABLE,
-      { credentials, publicList, webhookKeys },
+      { credentials, publicList, webhookKeys, idempotency },
       pino({ level: 'silent' }),
     );
     await listener.start();
     expect(listener.listening).toBe(false);
+    // Every retry waiting for another process's request reads its key again, at once.
+    const woken = Promise.all(waits.map((w) => w.woken)).then(() => true);
+    const later = new Promise<boolean>((resolve) => setImmediate(() => resolve(false)));
+    expect(await Promise.race([woken, later])).toBe(true);
     // The public list's cache is not used: a change it would not hear of could be answered.
     const computed = { n: 0 };
     expect(await list(publicList, computed)).toBe('answer 1');

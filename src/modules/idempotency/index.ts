@@ -9,4 +9,5 @@ export {
   type StoredAnswer,
 } from './service.js';
 export { IdempotencySweeper } from './sweeper.js';
+export { IDEMPOTENCY_CHANNEL, type IdempotencyNotices } from './waiting.js';
 export { beginAfterBody } from './routes.js';

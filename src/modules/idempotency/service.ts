@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, invalid } from '../../lib/errors.js';
 import { claimKey, completeKey, findKey, releaseKey, touchKey, type KeyId } from './repo.js';
 import { open, seal, storedId } from './sealing.js';
+import { noticeOf, WaitingRetries, type IdempotencyNotices } from './waiting.js';
 
 export type { KeyId } from './repo.js';
 
@@ -27,7 +28,11 @@ export interface IdempotencyOptions {
   staleMs: number;
   /** How long a process marks one first request running at most (then it may be taken over). */
   holdMs: number;
-  /** How often a retry waiting on a first request of another process looks again. */
+  /**
+   * How often a retry waiting on a first request of another process reads its key again when
+   * no notice woke it (a notice on `ons_idempotency` wakes it as soon as that request ends;
+   * this is for the notices missed while this process does not listen).
+   */
   pollMs: number;
 }
 
@@ -36,7 +41,7 @@ export const IDEMPOTENCY_DEFAULTS: IdempotencyOptions = {
   waitMs: 10_000,
   staleMs: 2 * 60 * 1000,
   holdMs: 15 * 60 * 1000,
-  pollMs: 50,
+  pollMs: 1_000,
 };
 
 /** The most characters a key may have. */
@@ -59,13 +64,15 @@ const idText = (id: KeyId) => `${id.scope}\n${id.route}\n${id.key}`;
  * and its answer is kept; a retry with the same key and the same request gets that answer;
  * another request with the key is refused (400 code 3); a retry while the first still runs
  * waits for it (at most `waitMs`), then 409 code 10. Keys live in PostgreSQL, so every
- * process shares them; a first request of this process is also awaited in memory.
+ * process shares them; a first request of this process is also awaited in memory, one of
+ * another process until its end is announced (`heard`, src/notices.ts).
  */
-export class IdempotencyService {
+export class IdempotencyService implements IdempotencyNotices {
   private readonly running = new Map<
     string,
     { done: Promise<void>; finish: () => void; beat: NodeJS.Timeout }
   >();
+  private readonly waiting = new WaitingRetries();
   private readonly opts: IdempotencyOptions;
 
   constructor(
@@ -80,44 +87,67 @@ export class IdempotencyService {
   async begin(id: KeyId, requestHash: string): Promise<Begun> {
     const deadline = Date.now() + this.opts.waitMs;
     const stored = storedId(id);
+    const notice = noticeOf(stored);
     for (;;) {
-      const now = this.clock.now();
-      const taken = await claimKey(
-        this.db,
-        stored,
-        requestHash,
-        now,
-        new Date(now.getTime() + this.opts.ttlMs),
-        new Date(now.getTime() - this.opts.staleMs),
-      );
-      if (taken) {
-        let finish = () => {};
-        const done = new Promise<void>((resolve) => (finish = resolve));
-        this.running.set(idText(id), { done, finish, beat: this.heartbeat(id, requestHash) });
-        return { kind: 'run' };
-      }
-      const row = await findKey(this.db, stored, now);
-      if (row) {
-        if (row.request_hash !== requestHash) {
-          throw keyField('was already used with another request (method, path or body)');
+      // Watched before the key is read: the end of a first request announced between the
+      // read and the wait still wakes the wait.
+      const watch = this.waiting.watch(notice);
+      try {
+        const begun = await this.attempt(id, stored, requestHash);
+        if (begun) return begun;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new AppError(
+            Code.ABORTED,
+            'a request with this Idempotency-Key is still running; retry later',
+          );
         }
-        const body = row.status !== null ? open(id, row.body ?? '') : null;
-        if (row.status !== null && body !== null) {
-          return {
-            kind: 'replay',
-            answer: { status: row.status, headers: row.headers ?? {}, body },
-          };
-        }
+        await this.pause(id, left, watch.woken);
+      } finally {
+        watch.stop();
       }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new AppError(
-          Code.ABORTED,
-          'a request with this Idempotency-Key is still running; retry later',
-        );
-      }
-      await this.pause(id, left);
     }
+  }
+
+  /** One look at the key: taken, answered, refused (thrown), or null (still running). */
+  private async attempt(id: KeyId, stored: KeyId, requestHash: string): Promise<Begun | null> {
+    const now = this.clock.now();
+    const taken = await claimKey(
+      this.db,
+      stored,
+      requestHash,
+      now,
+      new Date(now.getTime() + this.opts.ttlMs),
+      new Date(now.getTime() - this.opts.staleMs),
+    );
+    if (taken) {
+      let finish = () => {};
+      const done = new Promise<void>((resolve) => (finish = resolve));
+      this.running.set(idText(id), { done, finish, beat: this.heartbeat(id, requestHash) });
+      return { kind: 'run' };
+    }
+    const row = await findKey(this.db, stored, now);
+    if (row) {
+      if (row.request_hash !== requestHash) {
+        throw keyField('was already used with another request (method, path or body)');
+      }
+      const body = row.status !== null ? open(id, row.body ?? '') : null;
+      if (row.status !== null && body !== null) {
+        return {
+          kind: 'replay',
+          answer: { status: row.status, headers: row.headers ?? {}, body },
+        };
+      }
+    }
+    return null;
+  }
+
+  heard(payload: string): void {
+    this.waiting.heard(payload);
+  }
+
+  wakeAll(): void {
+    this.waiting.wakeAll();
   }
 
   /** Keeps the first request's answer for its retries. */
@@ -174,15 +204,16 @@ export class IdempotencyService {
   }
 
   /**
-   * Until the first request ends: one of this process is awaited in memory (up to `left`),
-   * with no query meanwhile; another process's is looked at again every `pollMs`.
+   * Until the first request ends, with no query meanwhile: one of this process is awaited in
+   * memory (up to `left`); another process's until its end is announced (`woken`), or for
+   * `pollMs` at most, in case the notice was missed. A gap in the notices wakes it too.
    */
-  private async pause(id: KeyId, left: number): Promise<void> {
+  private async pause(id: KeyId, left: number, woken: Promise<void>): Promise<void> {
     const local = this.running.get(idText(id));
     const ms = local ? left : Math.min(left, this.opts.pollMs);
     let timer: NodeJS.Timeout | undefined;
     const slept = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-    await (local ? Promise.race([local.done, slept]) : slept);
+    await Promise.race([local ? local.done : woken, slept]);
     clearTimeout(timer);
   }
 }
