@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyService, IdempotencySweeper } from '../../src/modules/idempotency/index.js';
 import { createMember, type TestMember } from '../helpers/fixtures.js';
@@ -307,6 +308,37 @@ describe('a first request still running', () => {
     // A released key runs again.
     await b.release(k, 'h');
     expect(await a.begin(k, 'h')).toEqual({ kind: 'run' });
+  });
+
+  it('is announced on ons_idempotency once answered or given back, by a hash of scope, route and key', async () => {
+    const heard: string[] = [];
+    const listener = new pg.Client({ connectionString: svc.config.databaseUrl! });
+    await listener.connect();
+    listener.on('notification', (n) => heard.push(n.payload ?? ''));
+    await listener.query('LISTEN ons_idempotency');
+    try {
+      // Marked running every 10 ms.
+      const keys = new IdempotencyService(svc.container.db, svc.clock, { staleMs: 40 });
+      const [answered, given] = [id(), id()];
+      expect(await keys.begin(answered, 'h')).toEqual({ kind: 'run' });
+      expect(await keys.begin(given, 'h')).toEqual({ kind: 'run' });
+      await new Promise((r) => setTimeout(r, 50));
+      await keys.complete(answered, 'h', { status: 201, headers: {}, body: '{}' });
+      await keys.release(given, 'h');
+      // Taken again once expired: no notice until it is given back.
+      svc.clock.advance(24 * 60 * 60 * 1000 + 1);
+      expect(await keys.begin(answered, 'h')).toEqual({ kind: 'run' });
+      await keys.release(answered, 'h');
+      await listener.query(`SELECT pg_notify('ons_idempotency', 'end')`);
+      while (!heard.includes('end')) await new Promise((r) => setTimeout(r, 5));
+      const notice = (k: { scope: string; route: string; key: string }) =>
+        createHash('sha256')
+          .update(`${k.scope}\n${k.route}\n${stored(k.key)}`)
+          .digest('hex');
+      expect(heard).toEqual([notice(answered), notice(given), notice(answered), 'end']);
+    } finally {
+      await listener.end();
+    }
   });
 
   it('a slow first request of a live process is not taken over: its process marks it running', async () => {
