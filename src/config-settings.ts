@@ -1,10 +1,11 @@
+import { isIP, isIPv4 } from 'node:net';
 import { ConfigError, int, list, optional, str, type Env } from './config-env.js';
 import { keyId } from './lib/sealed-secret.js';
 
 /**
  * The settings of src/config.ts that take more than one variable or more than a type check:
- * anchoring, the log's key and origin, SECRETS_KEY, passkey origins, tracing and the webhook
- * deliveries' retention.
+ * anchoring, the log's key and origin, SECRETS_KEY, passkey origins, tracing, the webhook
+ * deliveries' retention and the trusted proxies.
  */
 
 export interface TracingConfig {
@@ -258,4 +259,34 @@ export function deliveryRetentionDays(env: Env): number {
     );
   }
   return Number(raw);
+}
+
+/** What Fastify's `trustProxy` takes of TRUST_PROXY. */
+export type TrustProxy = boolean | number | string[];
+
+/**
+ * TRUST_PROXY (docs/self-hosting.md, "Behind a proxy"): `false` (default: the socket's
+ * address), a whole number of proxies in front (the client address is the one the farthest
+ * of them saw: `1` behind one load balancer), a comma list of the proxies' addresses or CIDRs,
+ * or `true` (trust every hop: anyone can then choose their address by sending
+ * X-Forwarded-For, unless the proxy replaces that header).
+ */
+export function trustProxy(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d{1,2}$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
+  const entries = raw.split(',').map((s) => s.trim());
+  for (const e of entries) {
+    const [address, bits, extra] = e.split('/');
+    const okBits =
+      bits === undefined ||
+      (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIPv4(address ?? '') ? 32 : 128));
+    if (extra !== undefined || !isIP(address ?? '') || !okBits) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of proxies, or addresses/CIDRs separated by commas; "${e}" is none of these`,
+      );
+    }
+  }
+  return entries;
 }

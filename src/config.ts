@@ -1,4 +1,3 @@
-import { isIP, isIPv4 } from 'node:net';
 import path from 'node:path';
 import {
   bigint,
@@ -19,12 +18,14 @@ import {
   logSigningKey,
   secretsKeys,
   tracingConfig,
+  trustProxy,
   webauthnOrigins,
   type AnchorConfig,
   type TracingConfig,
+  type TrustProxy,
 } from './config-settings.js';
 
-export type { AnchorConfig, TracingConfig } from './config-settings.js';
+export type { AnchorConfig, TracingConfig, TrustProxy } from './config-settings.js';
 
 /**
  * The only reader of process.env (docs/architecture.md, "Architecture"). Parsed once at start; a
@@ -223,36 +224,6 @@ export const HEADER_PRIORITIES = ['idle', 'low', 'normal'] as const;
 /** pino's levels (`LOG_LEVEL`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type HeaderPriority = (typeof HEADER_PRIORITIES)[number];
-
-/** What Fastify's `trustProxy` takes of TRUST_PROXY. */
-export type TrustProxy = boolean | number | string[];
-
-/**
- * TRUST_PROXY (docs/self-hosting.md, "Behind a proxy"): `false` (default: the socket's
- * address), a whole number of proxies in front (the client address is the one the farthest
- * of them saw: `1` behind one load balancer), a comma list of the proxies' addresses or CIDRs,
- * or `true` (trust every hop: anyone can then choose their address by sending
- * X-Forwarded-For, unless the proxy replaces that header).
- */
-function trustProxy(env: Env): TrustProxy {
-  const raw = (env.TRUST_PROXY ?? '').trim();
-  if (raw === '' || raw === 'false') return false;
-  if (raw === 'true') return true;
-  if (/^\d{1,2}$/.test(raw)) return Number(raw) === 0 ? false : Number(raw);
-  const entries = raw.split(',').map((s) => s.trim());
-  for (const e of entries) {
-    const [address, bits, extra] = e.split('/');
-    const okBits =
-      bits === undefined ||
-      (/^\d{1,3}$/.test(bits) && Number(bits) <= (isIPv4(address ?? '') ? 32 : 128));
-    if (extra !== undefined || !isIP(address ?? '') || !okBits) {
-      throw new ConfigError(
-        `TRUST_PROXY must be true, false, a number of proxies, or addresses/CIDRs separated by commas; "${e}" is none of these`,
-      );
-    }
-  }
-  return entries;
-}
 
 const DAY_SECONDS = 24 * 60 * 60;
 
