@@ -134,9 +134,12 @@ describe('two processes on one database', () => {
       expect(b.at - a.at, 'B answered long after A').toBeLessThan(250);
       late.push(b.at - a.at);
     }
-    // The median: with a look every 50 ms instead of the notice, about 40 ms.
+    // The median: 4–8 ms on a quiet machine. Bounded loosely, for a loaded one: the look
+    // above (xmax) and the 250 ms are what fail without the notice.
     late.sort((x, y) => x - y);
-    expect(late[3], `B after A (ms): ${late.map((t) => t.toFixed(1)).join(', ')}`).toBeLessThan(25);
+    expect(late[3], `B after A (ms): ${late.map((t) => t.toFixed(1)).join(', ')}`).toBeLessThan(
+      100,
+    );
   });
 
   it("answer a signed action applied by one with the other's replay", async () => {
