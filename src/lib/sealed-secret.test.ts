@@ -172,7 +172,7 @@ describe('a sealed secret', () => {
       s.openKeyHex(hexes[1]!, previous),
       s.openKeyHex(hexes[2]!, other),
     ];
-    s.forget(current, previous);
+    s.forget([current, previous]);
     expect(s.openKeyHex(hexes[2]!, other)).toBe(o);
     expect(s.openKeyHex(hexes[0]!, current)).not.toBe(c);
     expect(s.openKeyHex(hexes[1]!, previous)).not.toBe(p);

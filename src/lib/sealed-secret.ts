@@ -191,7 +191,7 @@ export class SecretSealer {
    * stay in memory until the cap pushes them out. Runs over the memory once, however many
    * places: for rare changes (or many at once), not for each use.
    */
-  forget(...places: readonly SecretPlace[]): void {
+  forget(places: readonly SecretPlace[]): void {
     if (places.length === 0) return;
     const gone = new Set(places.map((p) => `${p.column}\0${p.row}`));
     for (const [hex, v] of this.opened) {

@@ -33,26 +33,19 @@ export const previousKeyAt = (webhookId: string): SecretPlace => ({
  */
 export const WEBHOOK_KEYS_CHANNEL = 'ons_webhook_keys';
 
-/** Places forgotten per pass over the opened keys (`forget` takes them as arguments). */
-const FORGET_CHUNK = 1_000;
-
 /**
  * What a notice on `WEBHOOK_KEYS_CHANNEL` does in a process (src/notices.ts): it forgets the
  * keys it opened for that webhook, as the process that made the change does (service.ts,
  * `forgetKeys`); `all`, or anything that is not a webhook id, forgets every opened key. The
  * notices of one turn of the event loop are taken together, so a statement that changes many
- * webhooks (the start's sealing pass) costs a pass over the opened keys per thousand of them,
- * not one per webhook.
+ * webhooks (the start's sealing pass) costs one pass over the opened keys, not one per webhook.
  */
 export function webhookKeyNotices(secrets: SecretSealer): (payload: string) => void {
   let pending: string[] = [];
   const flush = () => {
     const ids = pending;
     pending = [];
-    for (let i = 0; i < ids.length; i += FORGET_CHUNK) {
-      const chunk = ids.slice(i, i + FORGET_CHUNK);
-      secrets.forget(...chunk.flatMap((id) => [signingKeyAt(id), previousKeyAt(id)]));
-    }
+    secrets.forget(ids.flatMap((id) => [signingKeyAt(id), previousKeyAt(id)]));
   };
   return (payload) => {
     if (!isId('webhook', payload)) {

@@ -217,7 +217,7 @@ export class WebhookService {
    * their memory's cap pushes them out, never using them (each is found by its stored form).
    */
   private forgetKeys(id: string): void {
-    this.deps.secrets.forget(signingKeyAt(id), previousKeyAt(id));
+    this.deps.secrets.forget([signingKeyAt(id), previousKeyAt(id)]);
   }
 
   private async checkUrl(url: string): Promise<void> {
