@@ -109,6 +109,15 @@ async function settled(): Promise<boolean> {
   return r.waiting === 0 && r.unproven === 0 && r.building === 0;
 }
 
+/** A building batch exists and its range still has numbers to hand out. */
+async function buildingNotFull(): Promise<boolean> {
+  const { rows } = await helper.container.db.execute<{ n: number }>(sql`
+    SELECT count(*)::int AS n FROM batches b
+    WHERE b.status = 'building' AND b.seq_start + b.capacity >
+      (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM action_log_seq)`);
+  return rows[0]!.n === 1;
+}
+
 async function batchOf(ids: string[]) {
   const { rows } = await helper.container.db.execute<{ id: string; batch_id: string | null }>(
     sql`SELECT id, batch_id FROM action_logs WHERE id IN ${sql.raw(`('${ids.join("','")}')`)}`,
@@ -163,11 +172,19 @@ describe('batches across processes', () => {
     // row lock the test holds on the building batch; the process dies in the middle of it.
     const db = helper.container.db;
     const second = await startService({ BATCH_MAX_SECONDS: '3600' });
+    // The first process may have died with its batch full and unsealed; the second seals it
+    // on its first pass. A lock taken while that seal commits locks nothing (the batch it
+    // opens is not in the lock's snapshot), so wait until the building batch is not full:
+    // then no sealer touches it until the fillers fill it.
+    await eventually(buildingNotFull, 30_000);
     const sealing = helper.database.pool.connect();
     const lockHolder = await sealing;
     try {
       await lockHolder.query('BEGIN');
-      await lockHolder.query(`SELECT id FROM batches WHERE status = 'building' FOR UPDATE`);
+      const locked = await lockHolder.query(
+        `SELECT id FROM batches WHERE status = 'building' FOR UPDATE`,
+      );
+      expect(locked.rows).toHaveLength(1);
       // Fill the batch so the sealer starts closing it (one wallet each: concurrent actions
       // of one wallet may arrive out of nonce order).
       const fill = fillers.map((f) => mint(second.url, f));
