@@ -130,9 +130,12 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
   await tokens.init();
   const sessions = new SessionService(db, clock, tokens, config.sessions);
   const sender = createSender(db, clock, deps.logger, config.smtp);
+  // Windows, X-RateLimit-Reset and Retry-After by the service's clock (a test's fake one).
+  const rateLimitNow = () => clock.now().getTime();
   const { store: rateLimitStore, redisReady } = await createRateLimitStore(
     config.redisUrl,
     deps.logger,
+    rateLimitNow,
   );
   const readiness = new Readiness({
     db,
@@ -140,7 +143,7 @@ export async function createContainer(deps: BaseDeps): Promise<Container> {
     // The chain is this process's dependency only where the sealer (which anchors) runs.
     chainRpcUrl: config.anchor && config.batches.sealerInProcess ? config.anchor.rpcUrl : null,
   });
-  const rateLimiter = new RateLimiter(rateLimitStore);
+  const rateLimiter = new RateLimiter(rateLimitStore, rateLimitNow);
   // Identity runs one way (docs/architecture.md): sign-in builds on the wallets' accounts, and
   // wallets reach sessions only through the port they declare, which sign-in implements.
   const accounts = new Accounts(

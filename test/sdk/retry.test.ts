@@ -7,6 +7,11 @@ import { startLiveService, type LiveService } from './live-service.js';
  * Rate limits on, tight: the default group (GET /ebus/nonce, POST /ebus/prepare, …) allows 2
  * calls a second per caller (docs/api.md, "Rate limits"). Five calls at once exceed that even when
  * they straddle two one-second windows. Each test uses its own caller.
+ *
+ * The limiter reads the service's clock, which is fake and stands still while calls run; the
+ * SDK waits out a Retry-After in real time. So once a 429 has asked for a wait, the next call
+ * sent (a retry, after that wait) first moves the service's clock on by the wait asked:
+ * without the SDK's wait the retries would come back 429 again.
  */
 let live: LiveService;
 beforeAll(async () => {
@@ -22,16 +27,25 @@ afterAll(async () => {
   await live.stop();
 });
 
+/** The service's time (ms) at which the longest wait a 429 has asked for ends. */
+let waitedUntil = 0;
+
 /** A client for a fresh caller that records each answer's status. */
 async function caller(options: Partial<OnsClientOptions> = {}) {
   const member: TestMember = await createMember(live.svc, { role: 'owner' });
   const statuses: number[] = [];
+  const clock = live.svc.clock;
   const ons = createOnsClient({
     baseUrl: live.baseUrl,
     session: { access_token: member.accessToken, refresh_token: member.refreshToken },
     fetch: async (request) => {
+      if (clock.now().getTime() < waitedUntil) clock.set(new Date(waitedUntil));
       const response = await fetch(request);
       statuses.push(response.status);
+      const retryAfter = Number(response.headers.get('retry-after'));
+      if (response.status === 429 && retryAfter > 0) {
+        waitedUntil = Math.max(waitedUntil, clock.now().getTime() + retryAfter * 1000);
+      }
       return response;
     },
     ...options,

@@ -10,7 +10,10 @@ interface Log {
   info(obj: object, msg: string): void;
 }
 
-/** After a failed command, how long requests count in memory before Redis is tried again. */
+/**
+ * After a failed command, how long requests count in memory before Redis is tried again: real
+ * time (Date.now), not the limiter's clock, since Redis comes back in real time.
+ */
 const RETRY_AFTER_FAILURE_MS = 1_000;
 
 /**

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { buildGroups, groupOf } from './groups.js';
 import { RateLimiter } from './limiter.js';
 import { MemoryStore } from './memory-store.js';
@@ -78,6 +78,25 @@ suite('rate limiter on the memory store', async () => new MemoryStore());
 suite('rate limiter on Redis (skipped when no Redis answers on 127.0.0.1:6379)', async () =>
   (await redisAvailable()) ? new RedisStore('redis://127.0.0.1:6379') : null,
 );
+
+describe('the memory store', () => {
+  it("sweeps by the limiter's clock: a window that clock is in stays, however far the wall clock is", async () => {
+    // The sweeper's interval is faked; Date.now (the wall clock) is not.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const now = Date.now() - 24 * 3_600_000;
+    const store = new MemoryStore(() => now);
+    try {
+      const limiter = new RateLimiter(store, () => now);
+      for (let i = 0; i < 5; i++)
+        expect((await limiter.check(groups.upload, 's')).allowed).toBe(true);
+      vi.advanceTimersByTime(60_000);
+      expect((await limiter.check(groups.upload, 's')).allowed).toBe(false);
+    } finally {
+      await store.close();
+      vi.useRealTimers();
+    }
+  });
+});
 
 describe('groups', () => {
   it('maps the paths of the rate-limit table to their groups', () => {

@@ -43,12 +43,13 @@ function decide(group: Group, counts: number[], cost: number, nowMs: number): De
 /**
  * Checks a request against every rule of its group. A refused request takes its cost
  * back from every counter it touched, so a client hammering at the limit does not starve
- * itself for longer than the window.
+ * itself for longer than the window. `now` is the service's clock in milliseconds (no default:
+ * the wall clock beside a service's injected one would not move with it).
  */
 export class RateLimiter {
   constructor(
     private readonly store: RateLimitStore,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number,
   ) {}
 
   async check(group: Group, subject: string, cost = 1): Promise<Decision> {

@@ -6,13 +6,19 @@ interface Entry {
   prev: number;
 }
 
-/** One process's counters. Old entries are swept every minute. */
+/**
+ * One process's counters. Old entries are swept every minute, by the clock the limiter
+ * counts with (`now`), so a sweep never takes a window that clock is still in.
+ */
 export class MemoryStore implements SyncStore {
   private readonly entries = new Map<string, Entry>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly maxWindowMs = 60_000) {
-    this.sweeper = setInterval(() => this.sweep(Date.now()), 60_000);
+  constructor(
+    now: () => number = Date.now,
+    private readonly maxWindowMs = 60_000,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(now()), 60_000);
     this.sweeper.unref();
   }
 
