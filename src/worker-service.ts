@@ -4,7 +4,7 @@ import type { BaseDeps } from './container.js';
 import type { App } from './http/app.js';
 import { errorHandler } from './http/errors.js';
 import { registerMetrics } from './http/metrics.js';
-import { serverOptions } from './http/server-options.js';
+import { registerNodeRefusals, serverOptions } from './http/server-options.js';
 import { Code } from './lib/errors.js';
 import { createBatches } from './modules/batches/wiring.js';
 import { createLog } from './modules/log/wiring.js';
@@ -95,6 +95,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setErrorHandler(errorHandler);
+  registerNodeRefusals(app);
   app.setNotFoundHandler((req, reply) =>
     reply.status(404).send({
       code: Code.NOT_FOUND,

@@ -26,7 +26,7 @@ import { registerMetrics } from './metrics.js';
 import { registerRequestTracing } from './tracing.js';
 import { refusalLimit, registerRateLimits, type RateLimitOptions } from './rate-limit/hook.js';
 import { ErrorBody, securityFor } from './openapi.js';
-import { serverOptions, type HttpTimeouts } from './server-options.js';
+import { registerNodeRefusals, serverOptions, type HttpTimeouts } from './server-options.js';
 import type { App } from './types.js';
 import { registerOffsetRefusal, registerV2Compat, type V2Options } from './v2-compat.js';
 
@@ -211,6 +211,8 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   // Before the auth hook, so its statements are the request's (nothing when tracing is off).
   registerRequestTracing(app);
+  // Before the auth hook too: a request without Host is refused whatever its credential.
+  registerNodeRefusals(app);
 
   // While shutting down, answers in flight close their keep-alive connection, so the
   // server can finish closing as soon as they are sent.

@@ -1,6 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
-import { Code } from '../lib/errors.js';
+import { Code, invalid, type ErrorCode } from '../lib/errors.js';
+import type { App } from './types.js';
 
 /** How long a client may take (config.ts `http`; README names the variables). */
 export interface HttpTimeouts {
@@ -19,8 +21,14 @@ function checkingIntervalMs(t: HttpTimeouts): number {
   return Math.max(50, Math.min(1000, Math.floor(t.headersTimeoutMs / 4)));
 }
 
-function answer(socket: Socket, status: number, reason: string, message: string) {
-  const body = JSON.stringify({ code: Code.INVALID_ARGUMENT, message });
+function answer(
+  socket: Socket,
+  status: number,
+  reason: string,
+  message: string,
+  code: ErrorCode = Code.INVALID_ARGUMENT,
+) {
+  const body = JSON.stringify({ code, message });
   socket.write(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -51,12 +59,57 @@ function clientErrorHandler(
 }
 
 /**
+ * The requests Node answers itself, past every hook, answered in the API's error shape
+ * instead (docs/api.md, "Answers and errors"), on the API's server and a worker's alike:
+ *
+ * - an HTTP/1.1 request without `Host` (Node: 400 with an empty body): refused by the hook
+ *   registered here, RFC 9112 §3.2's 400 kept, Node's own check off (`requireHostHeader`
+ *   below). Register it first, so it runs before the credential is read;
+ * - an `Expect` other than `100-continue` (Node: 417 with no body);
+ * - a `CONNECT` (Node: the connection closed without an answer, there being no tunnel here;
+ *   the router answers any other method it has no route for 404 code 5).
+ */
+export function registerNodeRefusals(app: App): void {
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
+      const issue = { field: 'host', reason: 'is required' };
+      done(invalid('an HTTP/1.1 request needs a Host header', [issue]));
+      return;
+    }
+    done();
+  });
+  app.server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({
+      code: Code.INVALID_ARGUMENT,
+      message: 'the Expect header is not supported: only 100-continue is',
+      details: { fields: [{ field: 'expect', reason: 'only 100-continue is supported' }] },
+    });
+    // Closed after: a body the client held back may still come.
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    res.end(body);
+  });
+  app.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    if (socket.writable) answer(socket, 404, 'Not Found', 'no route CONNECT', Code.NOT_FOUND);
+    socket.destroy();
+  });
+}
+
+/**
  * Fastify's server options for the timeouts. Fastify disables Node's request timeout by
  * default, so a client that sends headers and then a body byte by byte (or not at all)
  * would hold its connection for ever.
  */
 export function serverOptions(t: HttpTimeouts): FastifyServerOptions & {
-  http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number };
+  http: {
+    headersTimeout: number;
+    requestTimeout: number;
+    connectionsCheckingInterval: number;
+    requireHostHeader: boolean;
+  };
 } {
   return {
     requestTimeout: t.requestTimeoutMs,
@@ -66,6 +119,8 @@ export function serverOptions(t: HttpTimeouts): FastifyServerOptions & {
       headersTimeout: t.headersTimeoutMs,
       requestTimeout: t.requestTimeoutMs,
       connectionsCheckingInterval: checkingIntervalMs(t),
+      // Node answers a missing Host with an empty 400; registerNodeRefusals answers it.
+      requireHostHeader: false,
     },
     clientErrorHandler,
   };

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chainProblems } from '../helpers/batches.js';
 import { signEoa, type EoaSigner } from '../helpers/ebus.js';
 import { sleep, spawnService } from '../helpers/processes.js';
+import { exchange } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import {
   makeTestCa,
@@ -151,6 +152,17 @@ describe('ONS_ROLE', () => {
         expect(((await res.json()) as { code: number }).code).toBe(5);
       }
       expect((await fetch(`${w.url}/ebus/execute`, { method: 'POST' })).status).toBe(404);
+      // What Node answers itself, in the error shape as on the API (raw-http.test.ts).
+      const port = Number(new URL(w.url).port);
+      for (const [text, status, code] of [
+        ['GET /healthz HTTP/1.1\r\n\r\n', 400, 3],
+        ['GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n', 417, 3],
+        ['CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n', 404, 5],
+      ] as const) {
+        const answer = await exchange(port, text);
+        expect(answer.status, text).toBe(status);
+        expect((JSON.parse(answer.body) as { code: number }).code, text).toBe(code);
+      }
     }
 
     // 3. More actions, concurrently from both callers, while both workers run.
