@@ -10,6 +10,7 @@ import {
   type FieldIssue,
 } from '../lib/errors.js';
 import { ID_PREFIXES, idKindOfPattern } from '../lib/ids.js';
+import { toWellFormed } from '../lib/input-check.js';
 import { isDatabaseUnavailable, isQueryCanceled } from '../lib/pg-errors.js';
 import { linkUrlReason } from '../lib/link-url.js';
 import { SealedSecretError } from '../lib/sealed-secret.js';
@@ -150,6 +151,21 @@ export function toAppError(err: unknown): AppError | null {
   return null;
 }
 
+/**
+ * An error body's text made well-formed, keys and nested values included: a message or a
+ * field may echo the caller's text cut short (a field name, a pattern in an engine's message),
+ * and a cut through a surrogate pair leaves half of it, which a strict JSON reader refuses.
+ * Details are the service's own and small; the depth bound is a guard, not a limit met.
+ */
+function wellFormedText(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return toWellFormed(value);
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => wellFormedText(v, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [toWellFormed(k), wellFormedText(v, depth + 1)]),
+  );
+}
+
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
   const app = toAppError(err);
   if (!app) {
@@ -172,7 +188,7 @@ export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyRe
     const retry = app.details?.retry_after_seconds;
     if (typeof retry === 'number') void reply.header('retry-after', String(Math.ceil(retry)));
   }
-  const body: ErrorBody = { code: app.code, message: app.message };
-  if (app.details) body.details = app.details;
+  const body: ErrorBody = { code: app.code, message: toWellFormed(app.message) };
+  if (app.details) body.details = wellFormedText(app.details) as Record<string, unknown>;
   return reply.status(status).send(body);
 }

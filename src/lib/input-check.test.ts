@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { findInputIssue, isCleanText, MAX_INPUT_DEPTH } from './input-check.js';
+import {
+  cutText,
+  findInputIssue,
+  isCleanText,
+  MAX_INPUT_DEPTH,
+  toWellFormed,
+} from './input-check.js';
 
 function nested(depth: number): unknown {
   let v: unknown = 1;
@@ -13,6 +19,23 @@ describe('isCleanText', () => {
     expect(isCleanText('a\u0000b')).toBe(false);
     expect(isCleanText('a\ud800b')).toBe(false);
     expect(isCleanText('\udc00')).toBe(false);
+  });
+});
+
+describe('cutText and toWellFormed', () => {
+  it('cuts at most max units, one fewer rather than half a surrogate pair', () => {
+    expect(cutText('abcdef', 3)).toBe('abc');
+    expect(cutText('ab', 3)).toBe('ab');
+    expect(cutText('ab😀c', 3)).toBe('ab');
+    expect(cutText('ab😀c', 4)).toBe('ab😀');
+    expect(cutText('😀😀', 3)).toBe('😀');
+  });
+
+  it('replaces each lone surrogate with U+FFFD and leaves well-formed text as it is', () => {
+    expect(toWellFormed('a\ud83d')).toBe('a\uFFFD');
+    expect(toWellFormed('\udc00b\ud800')).toBe('\uFFFDb\uFFFD');
+    const text = 'plain 😀';
+    expect(toWellFormed(text)).toBe(text);
   });
 });
 

@@ -18,6 +18,25 @@ export const MAX_INPUT_DEPTH = 64;
 // ES2024's String.prototype.isWellFormed (Node 20), not yet in the configured lib.
 const isWellFormed = (s: string) => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
+// ES2024's String.prototype.toWellFormed (Node 20): each lone surrogate becomes U+FFFD.
+const wellFormed = (s: string) => (s as unknown as { toWellFormed(): string }).toWellFormed();
+
+/** `s` with each lone surrogate replaced by U+FFFD: text any JSON reader takes as it is. */
+export function toWellFormed(s: string): string {
+  return isWellFormed(s) ? s : wellFormed(s);
+}
+
+/**
+ * At most `max` UTF-16 units of `s`, one fewer rather than the first half of a surrogate pair:
+ * a cut through a pair would leave a lone surrogate, which PostgreSQL stores as U+FFFD and a
+ * strict JSON reader refuses.
+ */
+export function cutText(s: string, max: number): string {
+  const cut = s.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+}
+
 /** True when `s` has no NUL character and no lone surrogate. */
 export function isCleanText(s: string): boolean {
   return !s.includes('\0') && isWellFormed(s);

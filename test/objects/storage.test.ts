@@ -210,6 +210,29 @@ describe('GET /storage/files/{id}', () => {
     expect(decodeURIComponent(star)).toBe(name);
   });
 
+  it('cuts a long name to 255 UTF-16 units without splitting a character, as answered so stored', async () => {
+    // 200 emoji are 400 units: the 255th is the first half of the 128th emoji's pair, which
+    // was kept alone (answered as \ud83d, stored by PostgreSQL as U+FFFD).
+    const name = '\u{1F600}'.repeat(200) + '.png';
+    const res = await upload(m.headers, [{ name: 'file', filename: name, data: PNG }]);
+    expect(res.statusCode, res.body).toBe(200);
+    const rec = res.json<{ id: string; name: string }>();
+    expect(rec.name).toBe('\u{1F600}'.repeat(127));
+    const { rows } = await svc.container.db.execute<{ name: string }>(
+      sql`SELECT name FROM files WHERE id = ${rec.id}`,
+    );
+    expect(rows[0]!.name).toBe(rec.name);
+    const download = await svc.app.inject({
+      method: 'GET',
+      url: `/storage/files/${rec.id}`,
+      headers: m.headers,
+    });
+    const star = /filename\*=UTF-8''(\S+)$/.exec(
+      String(download.headers['content-disposition']),
+    )![1]!;
+    expect(decodeURIComponent(star)).toBe(rec.name);
+  });
+
   it('serves a private file only to its organization with storage.read; anyone else gets 404', async () => {
     const rec = (await upload(m.headers, [{ name: 'file', filename: 'p.png', data: PNG }])).json();
     const url = `/storage/files/${rec.id}`;

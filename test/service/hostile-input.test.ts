@@ -7,7 +7,9 @@ import { useTestService } from '../helpers/harness.js';
 
 /**
  * Hostile input that once answered 500, each a 4xx with the flat `{code, message}` body now
- * (docs/api.md, "Errors"); found by a review that threw hostile input at every route.
+ * (docs/api.md, "Errors"); found by a review that threw hostile input at every route. And
+ * errors whose text echoed the caller's cut through a character (docs/api.md, "Answers and
+ * errors").
  */
 const svc = useTestService(async () => {
   // A console of one page, so /console's static files are served whatever was built.
@@ -107,5 +109,66 @@ describe('hostile input answers 4xx, never 500', () => {
     // Without them the files are served.
     expect((await svc.get('/console/index.html')).statusCode).toBe(200);
     expect((await svc.get('/docs/static/swagger-ui.css')).statusCode).toBe(200);
+  });
+});
+
+/** Every string of a JSON value, keys included. */
+function stringsOf(value: unknown): string[] {
+  if (typeof value === 'string') return [value];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([k, v]) => [
+    ...(Array.isArray(value) ? [] : [k]),
+    ...stringsOf(v),
+  ]);
+}
+
+describe("an error that echoes the caller's text cut short", () => {
+  // The text is cut where its emoji's surrogate pair straddles the cut: the answer once held
+  // the pair's first half alone (`\ud83d`), which a strict JSON reader refuses.
+  const emoji = '\u{1F600}';
+  const cases: [string, () => Promise<Res>][] = [
+    [
+      'a custom field name in a structured query (cut at 80)',
+      () => {
+        const key = `custom.${'a'.repeat(72)}${emoji}x`;
+        return svc.get(`/indexer/query?${encodeURIComponent(key)}=1`, owner.headers);
+      },
+    ],
+    [
+      'a custom_schema pattern the regular expression engine refuses (its message cut at 200)',
+      () =>
+        svc.post(
+          '/templates',
+          {
+            name: 'cut',
+            custom_schema: {
+              type: 'object',
+              properties: { a: { type: 'string', pattern: `${'a'.repeat(198)}${emoji}(` } },
+            },
+          },
+          owner.headers,
+        ),
+    ],
+    [
+      'a custom_schema keyword the schema compiler refuses (its message cut at 300)',
+      () =>
+        svc.post(
+          '/templates',
+          { name: 'cut', custom_schema: { type: 'object', [`${'k'.repeat(268)}${emoji}`]: 1 } },
+          owner.headers,
+        ),
+    ],
+  ];
+
+  it.each(cases)('%s: 400 code 3 whose text is well-formed', async (what, send) => {
+    const res = await send();
+    expectClientError(res, what, 400);
+    const strings = stringsOf(JSON.parse(res.body));
+    const broken = strings.filter(
+      (s) => !(s as unknown as { isWellFormed(): boolean }).isWellFormed(),
+    );
+    expect(broken, res.body).toEqual([]);
+    // The half pair is shown as U+FFFD, the text before it kept.
+    expect(res.body, what).toContain('\uFFFD');
   });
 });

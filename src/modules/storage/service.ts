@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, invalid, notFound } from '../../lib/errors.js';
 import { sha256 } from '../../lib/hash.js';
 import { newId } from '../../lib/ids.js';
+import { cutText } from '../../lib/input-check.js';
 import {
   requireOrg,
   requirePermission,
@@ -49,7 +50,7 @@ export function cleanName(raw: string): string {
   const base = raw.split(/[\\/]/).pop() ?? '';
   // eslint-disable-next-line no-control-regex
   const clean = base.replace(/[\u0000-\u001f\u007f"]/g, '').trim();
-  return clean.slice(0, MAX_NAME_LENGTH) || 'file';
+  return cutText(clean, MAX_NAME_LENGTH) || 'file';
 }
 
 /** Uploaded files: bytes in a BlobStore under their SHA-256, records in `files`. */
