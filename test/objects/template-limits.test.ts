@@ -103,6 +103,52 @@ describe('the size of a template’s faces', () => {
     expect((await send('PUT', `/templates/${id}`, { faces: [] })).statusCode).toBe(200);
   });
 
+  // Sent as text: JSON.stringify cannot write what the caller's JSON can say.
+  const unencodable = [
+    { value: '1e309', reason: 'Infinity is not allowed' },
+    { value: '-1e400', reason: '-Infinity is not allowed' },
+    { value: '[1, 2e308]', reason: 'Infinity is not allowed' },
+  ];
+  it.each(unencodable)(
+    'refuses a face whose config holds $value on POST and on PUT, and stores nothing',
+    async ({ value, reason }) => {
+      const faces = `[{"id":"f0","url":"https://cdn.example/f0.png","config":{"a":${value}},"content":""}]`;
+      const made = await send('POST', '/templates', { name: 'Small' });
+      const id = made.json().id as string;
+      const raw = (method: 'POST' | 'PUT', url: string, name: string) =>
+        svc.app.inject({
+          method,
+          url,
+          headers: { ...owner.headers, 'content-type': 'application/json' },
+          payload: `{"name":"${name}","faces":${faces}}`,
+        });
+      const { rows: before } = await svc.container.db.execute<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM templates WHERE organization_id = ${owner.orgId}`,
+      );
+      for (const res of [
+        await raw('POST', '/templates', 'Infinite'),
+        await raw('PUT', `/templates/${id}`, 'Renamed'),
+      ]) {
+        expect(res.statusCode, res.body).toBe(400);
+        expect(res.json()).toEqual({
+          code: 3,
+          message: `faces cannot be encoded: ${reason}`,
+          details: { fields: [{ field: 'faces', reason }] },
+        });
+      }
+      const { rows: after } = await svc.container.db.execute<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM templates WHERE organization_id = ${owner.orgId}`,
+      );
+      expect(after[0]!.n).toBe(before[0]!.n);
+      const got = await svc.app.inject({
+        method: 'GET',
+        url: `/templates/${id}`,
+        headers: owner.headers,
+      });
+      expect(got.json()).toMatchObject({ name: 'Small', faces: [] });
+    },
+  );
+
   it('refuses who must be refused before looking at the faces', async () => {
     const member = await createMember(svc, { orgId: owner.orgId, role: 'member' });
     const faces = facesOf(1, MAX_FACES_BYTES + 1);

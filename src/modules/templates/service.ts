@@ -1,5 +1,6 @@
 import type { Db, Executor } from '../../db/pool.js';
 import type { RowRunner } from '../../db/prepared.js';
+import { canonicalJson } from '../../lib/canonical-json.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, Code, notFound, unavailable } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -140,12 +141,25 @@ export interface TemplateSwitchListener {
 }
 
 /**
- * Refuses faces past MAX_FACES_BYTES (400 code 3). Checked on every save that carries faces,
- * so a template stored larger before the limit stays readable but is never saved larger.
+ * Refuses faces past MAX_FACES_BYTES, or with a value JSON cannot carry as sent (400 code 3):
+ * a number too large for a double (`1e309` parses as Infinity, which would be stored as null)
+ * or half of a UTF-16 pair. Checked on every save that carries faces, so a template stored
+ * larger before the limit stays readable but is never saved larger.
  */
 function checkFacesSize(faces: readonly Face[] | undefined): void {
   if (faces === undefined) return;
-  const bytes = Buffer.byteLength(JSON.stringify(faces));
+  let text: string;
+  try {
+    // The text every object's hash is computed over (docs/objects.md, "Hashes").
+    text = canonicalJson(faces);
+  } catch (err) {
+    const why = (err as Error).message.replace(/^canonicalJson: (cannot encode value: )?/, '');
+    throw new AppError(Code.INVALID_ARGUMENT, `faces cannot be encoded: ${why}`, {
+      fields: [{ field: 'faces', reason: why }],
+    });
+  }
+  // Key order aside, the same text as JSON.stringify's: the same number of bytes.
+  const bytes = Buffer.byteLength(text);
   if (bytes <= MAX_FACES_BYTES) return;
   throw new AppError(
     Code.INVALID_ARGUMENT,
