@@ -92,7 +92,6 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
   const app: App = Fastify({
     ...serverOptions(config.http),
     loggerInstance,
-    return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setErrorHandler(errorHandler);
   registerNodeRefusals(app);

@@ -182,7 +182,6 @@ export async function buildApp(opts: AppOptions): Promise<App> {
               hop < hops
           )(opts.trustProxy)
         : opts.trustProxy,
-    return503OnClosing: true,
     // Longer than any id, so an overlong one reaches its params schema, which names it;
     // past this the router refuses the path itself (frameworkErrors below).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
@@ -211,19 +210,10 @@ export async function buildApp(opts: AppOptions): Promise<App> {
   });
   // Before the auth hook, so its statements are the request's (nothing when tracing is off).
   registerRequestTracing(app);
-  // Before the auth hook too: a request without Host is refused whatever its credential.
+  // Before the auth hook too: a request without Host, or one that arrives while the process
+  // shuts down, is refused whatever its credential.
   registerNodeRefusals(app);
 
-  // While shutting down, answers in flight close their keep-alive connection, so the
-  // server can finish closing as soon as they are sent.
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onSend', (_req, reply, payload, done) => {
-    if (closing) void reply.header('connection', 'close');
-    done(null, payload);
-  });
   // Kept by reference and read late: a plugin's own onRoute hook may still change the config.
   const routes: RouteOptions[] = [];
   routeTables.set(app, routes);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
-import { Code, invalid, type ErrorCode } from '../lib/errors.js';
+import { Code, invalid, unavailable, type ErrorCode } from '../lib/errors.js';
 import type { App } from './types.js';
 
 /** How long a client may take (config.ts `http`; README names the variables). */
@@ -20,6 +20,9 @@ export interface HttpTimeouts {
 function checkingIntervalMs(t: HttpTimeouts): number {
   return Math.max(50, Math.min(1000, Math.floor(t.headersTimeoutMs / 4)));
 }
+
+/** A request refused while shutting down may retry at once: another instance, or this one again. */
+const SHUTDOWN_RETRY_SECONDS = 1;
 
 function answer(
   socket: Socket,
@@ -67,10 +70,29 @@ function clientErrorHandler(
  *   below). Register it first, so it runs before the credential is read;
  * - an `Expect` other than `100-continue` (Node: 417 with no body);
  * - a `CONNECT` (Node: the connection closed without an answer, there being no tunnel here;
- *   the router answers any other method it has no route for 404 code 5).
+ *   the router answers any other method it has no route for 404 code 5);
+ * - a request that arrives while the process shuts down, on a kept-alive connection (Fastify's
+ *   `return503OnClosing` answers its own `{error, message, statusCode}`, so it is off in
+ *   {@link serverOptions}): 503 code 14 with `Retry-After`, as any unavailable answer. Every
+ *   answer sent while shutting down closes its connection, so the server can finish closing
+ *   as soon as they are sent, and the client's next request goes to a new connection (another
+ *   instance, behind a balancer).
  */
 export function registerNodeRefusals(app: App): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onRequest', (req, _reply, done) => {
+    if (closing) {
+      done(unavailable(SHUTDOWN_RETRY_SECONDS, 'the service is shutting down; retry'));
+      return;
+    }
     if (req.raw.httpVersion === '1.1' && req.headers.host === undefined) {
       const issue = { field: 'host', reason: 'is required' };
       done(invalid('an HTTP/1.1 request needs a Host header', [issue]));
@@ -115,6 +137,8 @@ export function serverOptions(t: HttpTimeouts): FastifyServerOptions & {
     requestTimeout: t.requestTimeoutMs,
     connectionTimeout: t.idleTimeoutMs,
     keepAliveTimeout: t.keepAliveTimeoutMs,
+    // Fastify's own 503 is not in the API's error shape; registerNodeRefusals answers it.
+    return503OnClosing: false,
     http: {
       headersTimeout: t.headersTimeoutMs,
       requestTimeout: t.requestTimeoutMs,

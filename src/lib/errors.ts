@@ -47,8 +47,11 @@ export const failedPrecondition = (message: string, httpStatus?: number) =>
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new AppError(Code.RESOURCE_EXHAUSTED, message, { retry_after_seconds: retryAfterSeconds });
 /** A dependency (the database) does not answer; the caller should retry after a pause. */
-export const unavailable = (retryAfterSeconds = 5) =>
-  new AppError(Code.UNAVAILABLE, 'service temporarily unavailable; retry later', {
+export const unavailable = (
+  retryAfterSeconds = 5,
+  message = 'service temporarily unavailable; retry later',
+) =>
+  new AppError(Code.UNAVAILABLE, message, {
     retry_after_seconds: retryAfterSeconds,
   });
 /**
