@@ -9,6 +9,24 @@ export interface RawAnswer {
 }
 
 /**
+ * The status and headers of the answer at the start of `text`, and where its head ends (the
+ * index of the blank line), or null while the head has not all arrived.
+ */
+export function parseHead(
+  text: string,
+): { status: number; headers: Record<string, string>; end: number } | null {
+  const end = text.indexOf('\r\n\r\n');
+  if (end === -1) return null;
+  const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine!.split(' ')[1]), headers, end };
+}
+
+/**
  * Sends `text` as it is and reads the first answer: its head, then `content-length` bytes, or
  * what comes until the server closes. A second answer after a `100 Continue` is the one read.
  */
@@ -25,18 +43,13 @@ export function exchange(port: number, text: string): Promise<RawAnswer> {
       while (/^HTTP\/1\.1 100 /.test(text) && text.includes('\r\n\r\n')) {
         text = text.slice(text.indexOf('\r\n\r\n') + 4);
       }
-      const end = text.indexOf('\r\n\r\n');
-      if (end === -1) return null;
-      const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
+      const head = parseHead(text);
+      if (!head) return null;
+      const { status, headers, end } = head;
       const body = text.slice(end + 4);
       const length = headers['content-length'];
       if (length === undefined ? !closed : body.length < Number(length)) return null;
-      return { status: Number(statusLine!.split(' ')[1]), headers, body };
+      return { status, headers, body };
     };
     const finish = (closed: boolean) => {
       const answer = parse(closed);

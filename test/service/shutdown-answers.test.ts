@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { parseHead } from '../helpers/raw-http.js';
 import { startTestService } from '../helpers/service.js';
 
 /**
@@ -23,19 +24,14 @@ function connection(port: number) {
   socket.on('close', () => waiting?.());
   socket.on('error', () => undefined);
   const answer = () => {
-    const end = data.indexOf('\r\n\r\n');
-    if (end === -1) return null;
-    const [statusLine, ...lines] = data.slice(0, end).split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const line of lines) {
-      const colon = line.indexOf(':');
-      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-    }
+    const head = parseHead(data);
+    if (!head) return null;
+    const { status, headers, end } = head;
     const length = Number(headers['content-length'] ?? 0);
     if (data.length < end + 4 + length) return null;
     const body = data.slice(end + 4, end + 4 + length);
     data = data.slice(end + 4 + length);
-    return { status: Number(statusLine!.split(' ')[1]), headers, body };
+    return { status, headers, body };
   };
   return {
     async send(path: string) {
