@@ -3,7 +3,7 @@ import { buildApp, routeTableOf, type App, type RouteEntry } from './http/app.js
 import { registerPoolGauge } from './http/metrics.js';
 import { createContainer, type BaseDeps, type Container } from './container.js';
 import { registerEbusMetrics } from './modules/ebus/metrics.js';
-import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
+import { registerOpenedKeysMetric, registerRetentionMetrics } from './modules/webhooks/metrics.js';
 import { queueMetrics } from './queue-metrics.js';
 import { registerRoutes } from './routes.js';
 import { registerRevocationMetrics } from './revocations.js';
@@ -42,6 +42,7 @@ export async function createService(
           () => container.ebus.committer.depth,
         ),
       ...queueMetrics({ db: container.db, clock: deps.clock, config: deps.config }),
+      (registry) => registerOpenedKeysMetric(registry, container.webhooks.secrets),
       // Where the retention loop runs (not in an API-only process).
       ...(deps.config.role === 'api'
         ? []

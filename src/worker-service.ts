@@ -16,7 +16,7 @@ import { AuthSweeper } from './modules/auth/sweeper.js';
 import { requireRecentSignInOrKey } from './modules/auth/recent-sign-in.js';
 import { LowBalanceNotifier } from './modules/balance/low-balance.js';
 import { createSender } from './modules/notify/sender.js';
-import { registerRetentionMetrics } from './modules/webhooks/metrics.js';
+import { registerOpenedKeysMetric, registerRetentionMetrics } from './modules/webhooks/metrics.js';
 import { createWebhooks } from './modules/webhooks/wiring.js';
 import { createWorkerNoticeListener } from './notices.js';
 import { secureStoredSecrets } from './stored-secrets.js';
@@ -104,6 +104,7 @@ export async function createWorkerService(deps: BaseDeps): Promise<RunningServic
   registerMetrics(app, database.pool, [
     ...queueMetrics({ db: database.db, clock, config }),
     (registry) => registerRetentionMetrics(registry, webhooks.retention),
+    (registry) => registerOpenedKeysMetric(registry, webhooks.secrets),
   ]);
   registerHealthRoutes(app, readiness);
 

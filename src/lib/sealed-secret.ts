@@ -130,6 +130,11 @@ export class SecretSealer {
     return this.current !== null;
   }
 
+  /** How many opened values this process holds (`ons_webhook_keys_opened` on /metrics). */
+  get openedCount(): number {
+    return this.opened.size;
+  }
+
   /** What a value sealed under SECRETS_KEY begins with; null when it is unset. */
   get prefix(): string | null {
     return this.current ? `${V1}${this.current.id}:` : null;

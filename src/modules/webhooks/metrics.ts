@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Executor } from '../../db/pool.js';
 import type { Clock } from '../../lib/clock.js';
+import type { SecretSealer } from '../../lib/sealed-secret.js';
 import { ageSeconds, sharedReading } from '../../lib/shared-reading.js';
 import { outboxDepth } from './repo/depth.js';
 import type { DeliveryRetention } from './retention.js';
@@ -36,6 +37,26 @@ export function registerOutboxMetrics(registry: Registry, db: Executor, clock: C
       this.reset();
       const depth = await read().catch(() => null);
       if (depth) this.set(ageSeconds(clock.now(), depth.oldestPendingDue));
+    },
+  });
+}
+
+/**
+ * The webhook keys this process holds opened (only with SECRETS_KEY set; sealed-secret.ts):
+ * a rotated or deleted webhook's keys leave it at once, in every process, through the notice
+ * src/notices.ts listens for. A figure that stays up after a rotation means a process that
+ * does not hear.
+ */
+export function registerOpenedKeysMetric(
+  registry: Registry,
+  secrets: Pick<SecretSealer, 'openedCount'>,
+): void {
+  new Gauge({
+    name: 'ons_webhook_keys_opened',
+    help: 'Webhook signing keys this process holds opened (SECRETS_KEY set), forgotten when rotated or deleted',
+    registers: [registry],
+    collect() {
+      this.set(secrets.openedCount);
     },
   });
 }
