@@ -1,3 +1,4 @@
+import { isWellFormed } from './canonical-json.js';
 import type { FieldIssue } from './errors.js';
 
 /**
@@ -14,9 +15,6 @@ import type { FieldIssue } from './errors.js';
  * room for under the envelope (a batch item's `custom` starts five levels down).
  */
 export const MAX_INPUT_DEPTH = 64;
-
-// ES2024's String.prototype.isWellFormed (Node 20), not yet in the configured lib.
-const isWellFormed = (s: string) => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 // ES2024's String.prototype.toWellFormed (Node 20): each lone surrogate becomes U+FFFD.
 const wellFormed = (s: string) => (s as unknown as { toWellFormed(): string }).toWellFormed();

@@ -146,7 +146,7 @@ export interface TemplateSwitchListener {
  * or half of a UTF-16 pair. Checked on every save that carries faces, so a template stored
  * larger before the limit stays readable but is never saved larger.
  */
-function checkFacesSize(faces: readonly Face[] | undefined): void {
+function checkFaces(faces: readonly Face[] | undefined): void {
   if (faces === undefined) return;
   let text: string;
   try {
@@ -195,7 +195,7 @@ export class TemplateService {
     requirePermission(auth, 'templates.create');
     const orgId = requireOrg(auth);
     if (input.custom_schema) checkCustomSchema(input.custom_schema);
-    checkFacesSize(input.faces);
+    checkFaces(input.faces);
     const id = newId('template');
     await this.db.transaction(async (tx) => {
       await repo.lockTemplateCreates(tx, orgId);
@@ -289,7 +289,7 @@ export class TemplateService {
     requirePermission(auth, 'templates.update');
     const orgId = requireOrg(auth);
     if (input.custom_schema) checkCustomSchema(input.custom_schema);
-    checkFacesSize(input.faces);
+    checkFaces(input.faces);
     for (let attempt = 1; ; attempt++) {
       try {
         const { record, switched } = await this.db.transaction((tx) =>
